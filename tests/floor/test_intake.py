@@ -301,7 +301,7 @@ def _deliveries(count: int, first_seq: int) -> bytes:
             _RAW_SID,
             _ack_reply(seq),
             f"NATS/1.0\r\nNats-Msg-Id: T{seq % 5}:{seq}:h\r\n\r\n".encode(),
-            b'{"seq":%d,"x":"HMSG a 7 b 1 2\\r\\n' % seq + b"y" * (seq * 37 % 300) + b'"}',
+            b'{"seq":%d,"x":"HMSG a 7 b 1 2\r\nPING\r\n' % seq + b"y" * (seq * 37 % 300) + b'"}',
         )
         for seq in range(first_seq, first_seq + count)
     )
@@ -310,7 +310,7 @@ def _deliveries(count: int, first_seq: int) -> bytes:
 # nats-server's wire as the floor's client meets it: runs of the raw subscription's deliveries, and
 # between them everything nats-py must read as before (statuses, PING, PONG, +OK, INFO, -ERR, another
 # subscription's messages, a delivery without headers, one spelled with two spaces, one whose reply is
-# no JetStream ack subject, one without a body).
+# no JetStream ack subject, one without a body, one with an inline status).
 _WIRE = b"".join(
     [
         _deliveries(12, 1),
@@ -327,6 +327,8 @@ _WIRE = b"".join(
         _hmsg(b"flushtable.T3.journal", _RAW_SID, b"_INBOX.not.an.ack", b"NATS/1.0\r\nC: 3\r\n\r\n", b"{}"),
         _hmsg(b"flushtable.T4.journal", _RAW_SID, _ack_reply(18), b"NATS/1.0\r\nD: 4\r\n\r\n", b""),
         b'INFO {"server_id":"x","max_payload":1048576}\r\n',
+        _deliveries(2, 900),  # a run that ends at an inline status with a body: nats-py's way, as before
+        _hmsg(b"flushtable.T0.journal", _RAW_SID, _ack_reply(902), b"NATS/1.0 100 Idle\r\n\r\n", b"{}"),
         _deliveries(20, 19),
         _hmsg(b"_INBOX.f.2", _RAW_SID, b"", b"NATS/1.0 408 Request Timeout\r\n\r\n", b""),
         b"-ERR 'Unknown Protocol Operation'\r\n",
@@ -386,7 +388,7 @@ def test_the_floor_parser_reads_the_wire_as_nats_py_reads_it_however_it_is_cut()
     async def run() -> None:
         reference = await _read(_Recording(nats_py_parser=True), [_WIRE])
         kinds = [event[0] for event in reference]
-        assert kinds.count("raw") == 12 + 3 + 1 + 20 + 4 + 1  # and the one spelled with two spaces
+        assert kinds.count("raw") == 12 + 3 + 1 + 2 + 20 + 4 + 1  # and the one spelled with two spaces
         assert {"nats-py", "ping", "pong", "info", "err"} <= set(kinds)
         cuts: list[list[bytes]] = [[_WIRE], [_WIRE[at : at + 1] for at in range(len(_WIRE))]]
         cuts += [[_WIRE[:at], _WIRE[at:]] for at in range(1, 400)]

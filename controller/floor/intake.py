@@ -20,6 +20,7 @@ import msgspec
 from nats import errors as nats_errors
 from nats.aio import client as nats_client
 from nats.aio.client import Client
+from nats.protocol import parser as nats_parser
 
 from controller.floor.messages import Incoming
 
@@ -141,6 +142,7 @@ class FloorClient(Client):
     def __init__(self) -> None:
         super().__init__()
         self._raw_handlers: dict[int, Callable[[Delivery], None]] = {}
+        self._ps = _FloorParser(self)  # reset, not replaced, at each reconnection
 
     def deliver_raw(self, sid: int, handler: Callable[[Delivery], None]) -> None:
         self._raw_handlers[sid] = handler
@@ -179,9 +181,12 @@ class FloorClient(Client):
         if self._flush_queue is not None and self._flush_queue.empty():
             await self._flush_pending()
 
-    async def _process_msg(
+    def _raw_delivery(
         self, sid: int, subject: bytes, reply: bytes, data: bytes, headers: bytes | None
-    ) -> None:
+    ) -> bool:
+        """The message handed to its subscription's raw handler as a ``Delivery`` (True), or False:
+        it goes nats-py's way (no raw handler, no body, an inline status, no JetStream reply subject,
+        or nats-py reading headers with its e-mail parser)."""
         handler = self._raw_handlers.get(sid)
         if (
             handler is None
@@ -189,14 +194,12 @@ class FloorClient(Client):
             or getattr(nats_client, "parse_email", None) is not None
             or (headers is not None and headers[_STATUS_AT:_AFTER_STATUS_AT] == b" ")
         ):
-            await super()._process_msg(sid, subject, reply, data, headers)  # type: ignore[arg-type]
-            return
+            return False
         reply_text = reply.decode()
         try:
             stream_seq = stream_seq_of_reply(reply_text)
         except ValueError:  # no JetStream delivery: the subscription's own callback judges it
-            await super()._process_msg(sid, subject, reply, data, headers)  # type: ignore[arg-type]
-            return
+            return False
         self.stats["in_msgs"] += 1
         self.stats["in_bytes"] += len(data)
         handler(
@@ -208,3 +211,113 @@ class FloorClient(Client):
                 reply_text,
             )
         )
+        return True
+
+    async def _process_msg(
+        self, sid: int, subject: bytes, reply: bytes, data: bytes, headers: bytes | None
+    ) -> None:
+        if not self._raw_delivery(sid, subject, reply, data, headers):
+            await super()._process_msg(sid, subject, reply, data, headers)  # type: ignore[arg-type]
+
+
+_HMSG = b"HMSG "
+# An HMSG control line's five fields (subject, sid, reply, header size, total size) take four separators.
+_HMSG_FIELDS = 5
+
+
+class _FloorParser(nats_parser.Parser):
+    """nats-py's protocol parser, with a run of raw deliveries read off the buffer at once.
+
+    nats-py's ``parse`` matches each message's control line with two regular expressions (``MSG``, then
+    ``HMSG``), copies its parts out of a ``bytearray`` twice, and awaits a coroutine per message
+    (``_process_msg``): 4.5-5.5 us of process CPU a floor delivery, 3.0-3.3 here
+    (bench/bench_floor_intake.py, docs/floor.md "Tenth stop"). Here the deliveries at the buffer's
+    front that ``FloorClient`` takes raw (an ``HMSG`` to a raw subscription with a body, read whole)
+    are split off one ``bytes`` copy of the buffer and handed over synchronously, in order. Anything
+    else (a status, a ``PING``, ``INFO``, ``-ERR``, another subscription's message, a control line
+    spelled otherwise than nats-server spells it, a message not yet whole) is given to nats-py's own
+    ``parse`` one operation at a time, so it reads it as before, in its place in the order."""
+
+    def __init__(self, client: FloorClient) -> None:
+        super().__init__(client)
+        self._client = client
+
+    async def parse(self, data: bytes = b"") -> None:
+        self.buf.extend(data)
+        while buf := self.buf:  # read again each turn: a reset (a reconnection) makes a new one
+            if self.state == nats_parser.AWAITING_CONTROL_LINE and buf.startswith(_HMSG) and self._raw_run():
+                continue
+            # One operation (a control line, or the payload it announced) alone in nats-py's buffer.
+            if self.state == nats_parser.AWAITING_MSG_PAYLOAD:
+                end = self.needed + nats_parser.CRLF_SIZE
+            else:
+                end = buf.find(_CRLF) + len(_CRLF)
+                if end < len(_CRLF):  # no whole line yet: nats-py waits for more too
+                    return
+            if len(buf) < end:
+                return
+            rest = buf[end:]
+            del buf[end:]
+            try:
+                await super().parse()
+            finally:
+                if self.buf is buf:  # not reset meanwhile (nats-py's own loop would stop at an empty one)
+                    buf.extend(rest)
+
+    def _raw_run(self) -> bool:
+        """The raw deliveries at the buffer's front handed over and taken off it; False if the first
+        is not one. What makes a message raw is ``FloorClient._raw_delivery``'s rule, read here inline
+        (a call less a message) with the rule's message-independent part asked once a run."""
+        client = self._client
+        if getattr(nats_client, "parse_email", None) is not None:
+            return False
+        handlers = client._raw_handlers
+        buf = self.buf
+        data = bytes(buf)
+        size = len(data)
+        at = count = body_bytes = 0
+        try:
+            while data.startswith(_HMSG, at):
+                line_end = data.find(_CRLF, at)
+                if line_end < 0:
+                    break
+                line = data[at + len(_HMSG) : line_end]
+                fields = line.split()
+                # nats-server's spelling only (one space between fields, sizes in ASCII digits): any
+                # other goes to nats-py's regular expression, which reads more spellings.
+                if len(fields) != _HMSG_FIELDS or b" ".join(fields) != line:
+                    break
+                subject, sid, reply, header_size, total_size = fields
+                if not (header_size + total_size).isdigit():
+                    break
+                try:
+                    handler = handlers.get(int(sid))
+                except ValueError:  # nats-py's int() of it refuses it too: its ProtocolError
+                    break
+                headers_at = line_end + len(_CRLF)
+                header_end = headers_at + int(header_size)
+                payload_end = headers_at + int(total_size)
+                if (
+                    handler is None
+                    or payload_end + len(_CRLF) > size
+                    or not headers_at < header_end < payload_end
+                ):
+                    break  # another subscription's, not yet whole, without headers, or without a body
+                headers = data[headers_at:header_end]
+                if headers[_STATUS_AT:_AFTER_STATUS_AT] == b" ":
+                    break  # an inline status (``NATS/1.0 404``)
+                reply_text = reply.decode()
+                try:
+                    stream_seq = stream_seq_of_reply(reply_text)
+                except ValueError:  # no JetStream delivery: the subscription's own callback judges it
+                    break
+                body = data[header_end:payload_end]
+                handler(Delivery(stream_seq, subject.decode(), RawHeaders(headers), body, reply_text))
+                count += 1
+                body_bytes += len(body)
+                at = payload_end + len(_CRLF)  # nats-py, too, skips the two bytes after a payload unread
+        finally:
+            del buf[:at]
+            client.stats["in_msgs"] += count
+            client.stats["in_bytes"] += body_bytes
+        return at > 0

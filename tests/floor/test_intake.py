@@ -17,9 +17,10 @@ import pytest
 from nats import errors as nats_errors
 from nats.aio.client import Client
 from nats.aio.msg import Msg
+from nats.protocol import parser as nats_parser
 
 from controller.floor.in_progress import IN_PROGRESS, kept_in_progress
-from controller.floor.intake import FloorClient, RawHeaders, stream_seq_of_reply
+from controller.floor.intake import Delivery, FloorClient, RawHeaders, stream_seq_of_reply
 from controller.floor.puller import Puller
 from controller.floor.service import FloorService
 from controller.floor.service_settings import FloorConfig
@@ -271,5 +272,143 @@ def test_a_message_on_the_floors_inbox_that_is_no_delivery_ends_the_pull_not_in_
         finally:
             await client.close()
             await admin.close()
+
+    asyncio.run(run())
+
+
+# The floor's raw subscription and another one, as the parser tests number them.
+_RAW_SID = 7
+_OTHER_SID = 9
+
+
+def _hmsg(subject: bytes, sid: int, reply: bytes, headers: bytes, body: bytes, *, gap: bytes = b" ") -> bytes:
+    sizes = gap.join([str(len(headers)).encode(), str(len(headers) + len(body)).encode()])
+    fields = gap.join(
+        [subject, str(sid).encode(), reply, sizes] if reply else [subject, str(sid).encode(), sizes]
+    )
+    return b"HMSG " + fields + b"\r\n" + headers + body + b"\r\n"
+
+
+def _ack_reply(stream_seq: int) -> bytes:
+    return f"$JS.ACK.FLUSHTABLE.floor.1.{stream_seq}.{stream_seq}.1764912345123456789.0".encode()
+
+
+def _deliveries(count: int, first_seq: int) -> bytes:
+    # Bodies that hold what a control line holds (a line break, "HMSG "): a payload is never scanned.
+    return b"".join(
+        _hmsg(
+            f"flushtable.T{seq % 5}.journal".encode(),
+            _RAW_SID,
+            _ack_reply(seq),
+            f"NATS/1.0\r\nNats-Msg-Id: T{seq % 5}:{seq}:h\r\n\r\n".encode(),
+            b'{"seq":%d,"x":"HMSG a 7 b 1 2\r\nPING\r\n' % seq + b"y" * (seq * 37 % 300) + b'"}',
+        )
+        for seq in range(first_seq, first_seq + count)
+    )
+
+
+# nats-server's wire as the floor's client meets it: runs of the raw subscription's deliveries, and
+# between them everything nats-py must read as before (statuses, PING, PONG, +OK, INFO, -ERR, another
+# subscription's messages, a delivery without headers, one spelled with two spaces, one whose reply is
+# no JetStream ack subject, one without a body, one with an inline status).
+_WIRE = b"".join(
+    [
+        _deliveries(12, 1),
+        _hmsg(b"_INBOX.f.1", _RAW_SID, b"", b"NATS/1.0 404 No Messages\r\n\r\n", b""),
+        b"PING\r\n",
+        _deliveries(3, 13),
+        b"MSG other.subject 9 5\r\nhello\r\n",
+        _hmsg(b"other.subject", _OTHER_SID, _ack_reply(99), b"NATS/1.0\r\nA: 1\r\n\r\n", b"other's"),
+        b"+OK\r\nPONG\r\n",
+        _hmsg(
+            b"flushtable.T1.journal", _RAW_SID, _ack_reply(16), b"NATS/1.0\r\nB: 2\r\n\r\n", b"{}", gap=b"  "
+        ),
+        b"MSG flushtable.T2.journal 7 " + _ack_reply(17) + b" 2\r\n{}\r\n",
+        _hmsg(b"flushtable.T3.journal", _RAW_SID, b"_INBOX.not.an.ack", b"NATS/1.0\r\nC: 3\r\n\r\n", b"{}"),
+        _hmsg(b"flushtable.T4.journal", _RAW_SID, _ack_reply(18), b"NATS/1.0\r\nD: 4\r\n\r\n", b""),
+        b'INFO {"server_id":"x","max_payload":1048576}\r\n',
+        _deliveries(2, 900),  # a run that ends at an inline status with a body: nats-py's way, as before
+        _hmsg(b"flushtable.T0.journal", _RAW_SID, _ack_reply(902), b"NATS/1.0 100 Idle\r\n\r\n", b"{}"),
+        _deliveries(20, 19),
+        _hmsg(b"_INBOX.f.2", _RAW_SID, b"", b"NATS/1.0 408 Request Timeout\r\n\r\n", b""),
+        b"-ERR 'Unknown Protocol Operation'\r\n",
+        _deliveries(4, 39),
+    ]
+)
+
+
+class _Recording(FloorClient):
+    """The floor's client with what reaches it written down in order: each raw delivery, each message
+    nats-py's way (``_process_msg`` past the raw path), each PING, PONG, INFO and -ERR. With
+    ``nats_py_parser`` its protocol is read by nats-py's own parser (the reference)."""
+
+    def __init__(self, *, nats_py_parser: bool) -> None:
+        super().__init__()
+        if nats_py_parser:
+            self._ps = nats_parser.Parser(self)
+        self.seen: list[tuple[Any, ...]] = []
+        self.process_msg_calls = 0
+        self.deliver_raw(_RAW_SID, self._raw)
+
+    def _raw(self, delivery: Delivery) -> None:
+        self.seen.append(("raw", delivery.stream_seq, delivery.subject, dict(delivery.headers),
+                          delivery.data, delivery.reply))  # fmt: skip
+
+    async def _process_msg(
+        self, sid: int, subject: bytes, reply: bytes, data: bytes, headers: bytes | None
+    ) -> None:
+        self.process_msg_calls += 1
+        if not self._raw_delivery(sid, subject, reply, data, headers):
+            self.seen.append(("nats-py", sid, bytes(subject), bytes(reply), data, headers))
+
+    async def _process_ping(self) -> None:
+        self.seen.append(("ping",))
+
+    async def _process_pong(self) -> None:
+        self.seen.append(("pong",))
+
+    async def _process_info(self, info: dict[str, Any], initial_connection: bool = False) -> None:
+        self.seen.append(("info", info))
+
+    async def _process_err(self, err_msg: str) -> None:
+        self.seen.append(("err", err_msg))
+
+
+async def _read(client: _Recording, chunks: list[bytes]) -> list[tuple[Any, ...]]:
+    for chunk in chunks:
+        await client._ps.parse(chunk)
+    return client.seen
+
+
+def test_the_floor_parser_reads_the_wire_as_nats_py_reads_it_however_it_is_cut() -> None:
+    """The floor's parser (controller/floor/intake.py ``_FloorParser``) hands over what nats-py's parser
+    and ``_process_msg`` hand over, in the same order, whatever reads the wire is cut into: whole, at
+    every byte, at each of its first 400 offsets in two, and in chunks of 2-97 bytes."""
+
+    async def run() -> None:
+        reference = await _read(_Recording(nats_py_parser=True), [_WIRE])
+        kinds = [event[0] for event in reference]
+        assert kinds.count("raw") == 12 + 3 + 1 + 2 + 20 + 4 + 1  # and the one spelled with two spaces
+        assert {"nats-py", "ping", "pong", "info", "err"} <= set(kinds)
+        cuts: list[list[bytes]] = [[_WIRE], [_WIRE[at : at + 1] for at in range(len(_WIRE))]]
+        cuts += [[_WIRE[:at], _WIRE[at:]] for at in range(1, 400)]
+        cuts += [[_WIRE[at : at + size] for at in range(0, len(_WIRE), size)] for size in range(2, 98)]
+        for chunks in cuts:
+            assert await _read(_Recording(nats_py_parser=False), chunks) == reference, len(chunks)
+
+    asyncio.run(run())
+
+
+def test_a_run_of_raw_deliveries_is_read_without_a_coroutine_each() -> None:
+    """The floor's deliveries arrive in runs: read off the buffer at once and handed over in order,
+    none through nats-py's ``_process_msg`` (a coroutine a message, awaited by its parser for each);
+    before, each was."""
+
+    async def run() -> None:
+        client = _Recording(nats_py_parser=False)
+        await _read(client, [_deliveries(500, 1)])
+        assert [event[1] for event in client.seen] == list(range(1, 501))
+        assert client.process_msg_calls == 0
+        assert client._ps.buf == b""
 
     asyncio.run(run())

@@ -339,3 +339,37 @@ async def warn_if_ack_wait_above_bound(
             fix=f"flushtable floor partitions --create {settings.partitions} updates it "
             f"to {partition_ack_wait_s(settings.lease_ttl_s):g} s",
         )
+
+
+def excuse_silence(
+    beats: dict[str, tuple[int, float]],
+    moved_after: dict[str, float],
+    worker: str,
+    now: float,
+    unwritable_s: float,
+    *,
+    earliest_s: float,
+) -> None:
+    """The ``unwritable_s`` seconds before ``now``, while ``worker`` could not write the bucket (a beat
+    unanswered, or its connection lost), taken out of every peer's silence, and no peer counted from
+    before ``earliest_s`` (``way_back_s``). While the bucket had no leader (its election after a node's
+    loss, 4-9 s) no peer could beat either, and each comes back at its own pace: without an excuse, the
+    first worker to beat again counted its peer dead and took its partitions (their keys lapsed in the
+    same election) from under it (docs/floor.md "The lease loop through a node's loss"). Until the tenth
+    stop every peer was given a full TTL from now; now the silence counted before is kept (a worker dead
+    before the loss is taken over sooner), but never so much that a live peer still on its way back is
+    counted dead ("Tenth stop: the gaps that were ours"). A slow tick alone excuses nothing."""
+    for name, (beat, moved_s) in list(beats.items()):
+        if name == worker:
+            continue
+        beats[name] = (beat, min(now, moved_s + unwritable_s))
+        excused_s = now if moved_s == now else min(now, moved_after.get(name, now) + unwritable_s)
+        moved_after[name] = min(now, max(excused_s, earliest_s))
+
+
+def way_back_s(settings: WorkerSettings, backoff_max_s: float) -> float:
+    """The longest a live peer takes to beat again once the bucket answers (at most a TTL): a request
+    sent in the election and never answered (LEASE_REQUEST_TIMEOUT_S), its reconnection's backoff, a
+    renew interval to its next tick."""
+    interval_s = settings.renew_interval_s
+    return min(settings.lease_ttl_s, interval_s + LEASE_REQUEST_TIMEOUT_S + min(backoff_max_s, interval_s))

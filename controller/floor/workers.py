@@ -99,6 +99,7 @@ from controller.floor.partition_setup import (
     check_bucket_ttl,
     check_partition_tokens,
     ensure_partitions,
+    excuse_silence,
     lease_key,
     partition_ack_wait_s,
     partition_consumer,
@@ -106,6 +107,7 @@ from controller.floor.partition_setup import (
     stream_table_subjects,
     sync_partition_consumer,
     warn_if_ack_wait_above_bound,
+    way_back_s,
 )
 from controller.floor.service import (
     FloorConfig,
@@ -200,33 +202,6 @@ async def _adopt_own_write(kv: KeyValue, held: HeldPartition, value: bytes) -> b
     held.revision = entry.revision
     held.unconfirmed = False
     return True
-
-
-def _excuse_silence(
-    beats: dict[str, tuple[int, float]],
-    moved_after: dict[str, float],
-    worker: str,
-    now: float,
-    unwritable_s: float,
-) -> None:
-    """The ``unwritable_s`` seconds before ``now``, while ``worker`` could not write the bucket (a beat
-    unanswered, or its connection lost), taken out of every peer's silence: the silence counted before
-    them is kept, and counting goes on from now (a peer whose beat moved meanwhile: from now). While
-    the bucket had no leader (its raft election after a node's loss, 4-9 s) no peer could beat either,
-    and each comes back at its own pace (its renewals' retries, its reconnection): its silence meanwhile
-    says nothing of its death. Without an excuse, the first worker to beat again after the bucket's
-    election saw its peer silent for longer than the TTL, counted it dead, and took its partitions
-    (their keys lapsed in the same election) from under it (docs/floor.md "The lease loop through a
-    node's loss"). Until the tenth stop every peer was given a full TTL from now, whatever its silence
-    before: any error that ended the lease loop's connection made a worker that had died before it
-    wait a TTL more to be taken over (docs/floor.md "Tenth stop: the gaps that were ours"). A slow tick
-    alone excuses nothing: only a failed write does."""
-    for name, (beat, moved_s) in list(beats.items()):
-        if name == worker:
-            continue
-        beats[name] = (beat, min(now, moved_s + unwritable_s))
-        moved_after_s = moved_after.get(name, now)
-        moved_after[name] = now if moved_s == now else min(now, moved_after_s + unwritable_s)
 
 
 @dataclass
@@ -541,12 +516,14 @@ class FloorWorker:
 
     def _excuse_unwritable_time(self, now: float) -> None:
         """After a beat this worker could not write, the time since its last beat written is not counted
-        in any peer's silence (``_excuse_silence``)."""
+        in any peer's silence (``excuse_silence``)."""
         if self._beat_missed:
             # Unknown (no beat written yet by this worker): every peer counted from now, as a first sight.
             since_s = self._beat_written_s
             unwritable_s = now - since_s if since_s is not None else math.inf
-            _excuse_silence(self._beats, self._beat_moved_after, self.settings.worker, now, unwritable_s)
+            back_s = way_back_s(self.settings, self.config.backoff_max_s)
+            excuse_silence(self._beats, self._beat_moved_after, self.settings.worker, now, unwritable_s,
+                           earliest_s=now - self.settings.lease_ttl_s + back_s)  # fmt: skip
             self._beat_missed = False
         self._beat_written_s = now
 

@@ -260,9 +260,15 @@ class _FloorParser(nats_parser.Parser):
             del buf[end:]
             try:
                 await super().parse()
+                unread = self.buf is buf and len(buf) == end
             finally:
                 if self.buf is buf:  # not reset meanwhile (nats-py's own loop would stop at an empty one)
                     buf.extend(rest)
+            if unread:
+                # A whole line nats-py did not read: its own parse says so for a line shorter than its
+                # MAX_CONTROL_LINE_SIZE and waits for more past it, which, the line given whole, would
+                # turn this loop without ever yielding (its reading loop ends the connection for it).
+                raise nats_errors.ProtocolError("nats: unknown protocol")
 
     def _raw_run(self) -> bool:
         """The raw deliveries at the buffer's front handed over and taken off it; False if the first

@@ -9,6 +9,9 @@ from __future__ import annotations
 import asyncio
 import codecs
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -412,3 +415,41 @@ def test_a_run_of_raw_deliveries_is_read_without_a_coroutine_each() -> None:
         assert client._ps.buf == b""
 
     asyncio.run(run())
+
+
+# Far above what the child needs to start and read one line, even on a loaded machine; only a spinning
+# parser (the defect below) reaches it, and the child is then killed.
+SPIN_BOUND_S = 120.0
+
+_LONG_UNKNOWN_LINE_CHILD = """
+import asyncio
+from nats.errors import ProtocolError
+from controller.floor.intake import FloorClient
+
+async def main() -> None:
+    client = FloorClient()
+    try:
+        await client._ps.parse(b"HMSG " + b"x" * 5000 + b"\\r\\nPING\\r\\n")
+    except ProtocolError as error:
+        print("raised:", error)
+    else:
+        print("read")
+
+asyncio.run(main())
+"""
+
+
+def test_a_long_line_nats_py_cannot_read_ends_the_reading_instead_of_spinning() -> None:
+    """A control line of 4096 bytes or more that nats-py's parser does not recognise (nats-server sends
+    none; a hostile peer could): nats-py raises for a shorter one and waits for more data past it. The
+    floor's parser gives nats-py one whole line at a time, so the wait never ended: it asked again at
+    once, for ever, without yielding to the event loop (no pings, no lease renewals; review R3). Now it
+    raises nats-py's ProtocolError, which nats-py's reading loop takes as the connection's end. In a
+    child process: before the fix the child spun until this test's bound killed it
+    (``subprocess.TimeoutExpired``)."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    done = subprocess.run(
+        [sys.executable, "-c", _LONG_UNKNOWN_LINE_CHILD],
+        check=False, capture_output=True, timeout=SPIN_BOUND_S, env=env,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"raised: nats: protocol error\n", b"")

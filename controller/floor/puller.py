@@ -154,7 +154,8 @@ class Puller:
         if len(self._messages) < batch:
             await self._request(batch, {"no_wait": True}, max_wait_s, wanted=batch)
             checked = not self._answered and self._error is None
-            if checked and not (there := await self._consumer_is_there()):
+            # An error status heard meanwhile (a 409 Consumer Deleted) is kept: news, not an election.
+            if checked and not (there := await self._consumer_is_there()) and self._error is None:
                 # Neither the pull nor the consumer's info answered: a leader being elected, retried
                 # as the pull's own 503 is (bounded by ELECTION_RETRIES), on this connection.
                 self._error = nats.js.errors.ServiceUnavailableError(code=503, description="unanswered")

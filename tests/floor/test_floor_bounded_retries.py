@@ -97,3 +97,47 @@ def test_a_jetstream_without_a_leader_for_good_is_raised_after_the_election_retr
         return -1
 
     assert asyncio.run(scenario()) == ELECTION_RETRIES + 1
+
+
+class DeletedWhileCheckedClient:
+    """The pull unanswered (nothing at all: no leader, or a consumer already gone), and while the
+    puller's check of the consumer is waiting, the server's 409 "Consumer Deleted" reaches the pull's
+    reply subject; the check itself then goes unanswered."""
+
+    def __init__(self) -> None:
+        self.puller: Puller | None = None
+        self.reply = ""
+
+    def new_inbox(self) -> str:
+        return "_INBOX.test"
+
+    def jetstream(self, timeout: float | None = None) -> DeletedWhileCheckedClient:
+        return self
+
+    async def publish(self, subject: str, payload: bytes = b"", reply: str = "", headers: Any = None) -> None:
+        self.reply = reply  # no answer
+
+    async def consumer_info(self, _stream: str, _consumer: str) -> None:
+        assert self.puller is not None
+        deleted = Msg(self, subject=self.reply, reply="", data=b"",  # type: ignore[arg-type]
+                      headers={"Status": "409", "Description": "Consumer Deleted"})  # fmt: skip
+        await self.puller._receive(deleted)
+        raise TimeoutError  # the check unanswered
+
+
+def test_a_consumer_deleted_heard_during_the_check_is_raised_not_taken_for_an_election() -> None:
+    """An error status heard while the consumer's check waits is news, as everywhere else in the puller
+    (its class's doc: "a deleted consumer is news however it is heard"). Before (review R3), the check
+    unanswered replaced it with the election's 503, and the fetch returned an empty batch to be retried
+    up to ELECTION_RETRIES times (``assert [] ...``, no raise)."""
+
+    async def scenario() -> None:
+        client = DeletedWhileCheckedClient()
+        puller = Puller(client, "_INBOX.test")  # type: ignore[arg-type]
+        client.puller = puller
+        with pytest.raises(nats.js.errors.APIError) as raised:
+            await puller.fetch(100, 0.001)
+        assert raised.value.code == 409
+        assert not isinstance(raised.value, nats.js.errors.ServiceUnavailableError)
+
+    asyncio.run(scenario())

@@ -350,8 +350,9 @@ def excuse_silence(
     *,
     earliest_s: float,
 ) -> None:
-    """The ``unwritable_s`` seconds before ``now``, while ``worker`` could not write the bucket (a beat
-    unanswered, or its connection lost), taken out of every peer's silence, and no peer counted from
+    """The ``unwritable_s`` seconds before ``now``, from ``worker``'s last beat written to its next (a
+    beat unanswered, or the lease loop's connection ended by any of its I/O errors, PostgreSQL's too:
+    the loop does not tell which), taken out of every peer's silence, and no peer counted from
     before ``earliest_s`` (``way_back_s``). While the bucket had no leader (its election after a node's
     loss, 4-9 s) no peer could beat either, and each comes back at its own pace: without an excuse, the
     first worker to beat again counted its peer dead and took its partitions (their keys lapsed in the

@@ -223,8 +223,10 @@ async def stream_leader(floor: EmbeddedFloor) -> tuple[int, StreamInfo]:
     servers are named flushtable-n1, -n2, ...), and the stream's info it was read from, asked as the
     floor's admin."""
     admin = await floor.connect_admin()
-    info = await admin.jetstream().stream_info(STREAM_NAME)
-    await admin.close()
+    try:
+        info = await admin.jetstream().stream_info(STREAM_NAME)
+    finally:
+        await admin.close()
     assert info.cluster is not None
     assert info.cluster.leader is not None
     return int(info.cluster.leader.rsplit("n", 1)[1]) - 1, info
@@ -309,14 +311,27 @@ def floor_in_a_thread(floor: EmbeddedFloor, tables: Tables) -> Iterator[FloorInA
             await asyncio.sleep(0.05)
         await running.close()
 
-    thread = threading.Thread(target=lambda: loop.run_until_complete(serve()), daemon=True)
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            loop.run_until_complete(serve())
+        except BaseException as error:  # handed to the test, which raises it (not lost in the thread)
+            failed.append(error)
+            started.set()
+
+    thread = threading.Thread(target=run, daemon=True)
     thread.start()
     try:
         assert started.wait(30)
+        if failed:
+            raise failed[0]
         yield FloorInAThread(loop, running)
     finally:
         stop_loop.set()
         thread.join(timeout=60)
+        if not thread.is_alive():
+            loop.close()
 
 
 async def run_daemon_until(

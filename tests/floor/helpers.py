@@ -132,6 +132,14 @@ class Tables:
         for journal in self.journals.values():
             journal.close()
 
+    @classmethod
+    def played(cls, directory: Path, ids: list[str], rounds: int = 1) -> Tables:
+        """Journals of ``ids``, each with ``rounds`` rounds played."""
+        tables = cls(directory, ids)
+        for table_id in ids:
+            tables.play(table_id, rounds)
+        return tables
+
 
 def child_env() -> dict[str, str]:
     """The environment of a child ``flushtable`` process: this checkout's packages importable."""
@@ -278,6 +286,19 @@ class Running:
     async def close(self) -> None:
         self.stop.set()
         await asyncio.wait_for(asyncio.gather(*self.tasks, return_exceptions=True), 30)
+
+
+async def all_sent_and_acked(floor: EmbeddedFloor, tables: Tables, bound_s: float) -> None:
+    """Every table's journal published by its uplink and acked by the stream (no floor service), then
+    the uplinks stopped."""
+    running = Running(floor, tables)
+    running.start_uplinks()
+
+    async def all_acked() -> bool:
+        return sum(u.status.acked.entry_seq for u in running.uplinks.values()) == journal_total(tables)
+
+    await wait_until(all_acked, bound_s, "the tables' rounds acked")
+    await running.close()
 
 
 @dataclass(frozen=True)

@@ -34,16 +34,22 @@ from controller.floor.service import FloorService
 from controller.simulation.floor.cluster import NatsCluster
 from controller.simulation.floor.embedded import EmbeddedFloor
 from controller.simulation.floor.nats_server import NatsServer
-from controller.uplink.wire import STREAM_NAME
 from tests.floor.conftest import MakeFloor
-from tests.floor.helpers import Running, Tables, floor_count, journal_total, table_ids, wait_until
+from tests.floor.helpers import (
+    Tables,
+    all_sent_and_acked,
+    floor_count,
+    journal_total,
+    stream_leader,
+    table_ids,
+    wait_until,
+)
 
 ACKED_BOUND_S = 120.0
 # nats-py's default request timeout: the service must have asked (and not been answered) for longer.
 NATS_PY_TIMEOUT_S = 5.0
 ASKED_BOUND_S = 120.0
 COMMITTED_BOUND_S = 180.0
-ANSWER_TIMEOUT_S = 10.0
 # The second test's counts: three floor_retry is a reconnection loop (before the fix, about five a
 # second, after six pulls retried); fifteen pulls retried on one connection is below ELECTION_RETRIES
 # (then it reconnects, by design).
@@ -60,19 +66,10 @@ def test_a_service_started_while_the_stream_has_no_leader_keeps_its_connection(
     floor = make_floor(ids, nodes=3)
     assert floor.cluster is not None
     cluster = floor.cluster
-    tables = Tables(tmp_path / "tables", ids)
-    for table_id in ids:
-        tables.play(table_id, 1)
+    tables = Tables.played(tmp_path / "tables", ids)
 
     async def scenario() -> None:
-        running = Running(floor, tables)
-        running.start_uplinks()
-
-        async def all_acked() -> bool:
-            return sum(u.status.acked.entry_seq for u in running.uplinks.values()) == journal_total(tables)
-
-        await wait_until(all_acked, ACKED_BOUND_S, "the tables' rounds acked")
-        await running.close()
+        await all_sent_and_acked(floor, tables, ACKED_BOUND_S)
         survivor = await _keep_one_node(floor, leading_the_stream=False)
         config = dataclasses.replace(floor.floor_config(), servers=(survivor.url,))
         service = FloorService(config)
@@ -126,19 +123,10 @@ def test_a_survivor_that_led_the_stream_keeps_the_services_connection_while_the_
     floor = make_floor(ids, nodes=3)
     assert floor.cluster is not None
     cluster = floor.cluster
-    tables = Tables(tmp_path / "tables", ids)
-    for table_id in ids:
-        tables.play(table_id, 1)
+    tables = Tables.played(tmp_path / "tables", ids)
 
     async def scenario() -> None:
-        running = Running(floor, tables)
-        running.start_uplinks()
-
-        async def all_acked() -> bool:
-            return sum(u.status.acked.entry_seq for u in running.uplinks.values()) == journal_total(tables)
-
-        await wait_until(all_acked, ACKED_BOUND_S, "the tables' rounds acked")
-        await running.close()
+        await all_sent_and_acked(floor, tables, ACKED_BOUND_S)
         survivor = await _keep_one_node(floor, leading_the_stream=True)
         config = dataclasses.replace(floor.floor_config(), servers=(survivor.url,))
         stop = asyncio.Event()
@@ -181,14 +169,7 @@ async def _keep_one_node(floor: EmbeddedFloor, *, leading_the_stream: bool) -> N
     """Every node of the cluster killed but one: the stream's leader (``leading_the_stream``) or not."""
     assert floor.cluster is not None
     nodes = floor.cluster.nodes
-    admin = await floor.connect_admin()
-    try:
-        info = await admin.jetstream(timeout=ANSWER_TIMEOUT_S).stream_info(STREAM_NAME)
-    finally:
-        await admin.close()
-    assert info.cluster is not None
-    assert info.cluster.leader is not None
-    leader = next(i for i, node in enumerate(nodes) if node.server_name == info.cluster.leader)
+    leader, _ = await stream_leader(floor)
     kept = leader if leading_the_stream else (leader + 1) % len(nodes)
     for index in range(len(nodes)):
         if index != kept:

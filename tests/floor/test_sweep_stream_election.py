@@ -27,7 +27,7 @@ from controller.simulation.floor.embedded import EmbeddedFloor
 from controller.simulation.floor.nats_server import NatsServer
 from controller.uplink.wire import FLOOR_CONSUMER, FLOOR_INBOX, STREAM_NAME
 from tests.floor.conftest import MakeFloor
-from tests.floor.helpers import Running, Tables, floor_count, journal_total, table_ids, wait_until
+from tests.floor.helpers import Tables, all_sent_and_acked, floor_count, journal_total, table_ids, wait_until
 
 ACKED_BOUND_S = 120.0
 COMMITTED_BOUND_S = 180.0
@@ -47,9 +47,7 @@ def test_the_sweep_inside_a_stream_election_keeps_the_connection_and_learns_the_
     floor = make_floor(ids, nodes=3)
     assert floor.cluster is not None
     cluster = floor.cluster
-    tables = Tables(tmp_path / "tables", ids)
-    for table_id in ids:
-        tables.play(table_id, 1)
+    tables = Tables.played(tmp_path / "tables", ids)
 
     async def scenario() -> None:
         await _every_entry_on_the_floor(floor, tables)
@@ -92,14 +90,7 @@ def test_the_sweep_inside_a_stream_election_keeps_the_connection_and_learns_the_
 async def _every_entry_on_the_floor(floor: EmbeddedFloor, tables: Tables) -> None:
     """The tables' rounds sent, and committed by a floor service, then that service stopped with every
     delivery acked: the consumer has nothing pending (its info lets the sweep run)."""
-    running = Running(floor, tables)
-    running.start_uplinks()
-
-    async def all_acked() -> bool:
-        return sum(u.status.acked.entry_seq for u in running.uplinks.values()) == journal_total(tables)
-
-    await wait_until(all_acked, ACKED_BOUND_S, "the tables' rounds acked")
-    await running.close()
+    await all_sent_and_acked(floor, tables, ACKED_BOUND_S)
     stop = asyncio.Event()
     task = asyncio.create_task(FloorService(floor.floor_config()).run(stop))
     try:

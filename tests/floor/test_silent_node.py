@@ -20,9 +20,8 @@ from nats.aio.client import Client
 from controller.floor.service_settings import floor_nats_options
 from controller.simulation.floor.embedded import EmbeddedFloor
 from controller.uplink.uplink import Uplink
-from controller.uplink.wire import STREAM_NAME
 from tests.floor.conftest import MakeFloor
-from tests.floor.helpers import Tables, table_ids
+from tests.floor.helpers import Tables, stream_leader, table_ids
 
 # What the test allows a connection to notice a silent node: the pings' bound (NATS_PING_INTERVAL_S x
 # (NATS_MAX_OUTSTANDING_PINGS + 1) = 4 s) and a loaded machine's margin; nats-py's defaults take 360 s.
@@ -126,17 +125,7 @@ def test_the_cluster_drops_its_routes_to_a_silent_node_within_its_route_pings(
     everyone = {i: {n for n in names if n != names[i]} for i in range(len(nodes))}
     _wait_routes(floor, everyone, ROUTES_FORMED_WITHIN_S, "the cluster's routes formed")
 
-    async def stream_leader() -> int:
-        admin = await floor.connect_admin()
-        try:
-            info = await admin.jetstream().stream_info(STREAM_NAME)
-        finally:
-            await admin.close()
-        assert info.cluster is not None
-        assert info.cluster.leader is not None
-        return names.index(info.cluster.leader)
-
-    silent = asyncio.run(stream_leader())
+    silent, _ = asyncio.run(stream_leader(floor))
     others = [i for i in range(len(nodes)) if i != silent]
     process = nodes[silent].process
     assert process is not None

@@ -12,12 +12,31 @@ from datetime import UTC, datetime
 from typing import Any, Protocol, TypedDict, Unpack
 
 
-def _sha256_hex(text: str) -> str:
-    # Imported here: hashlib loads OpenSSL (~2 ms), which a reader that only folds and prints the
-    # journal (`flushtable recall`) never needs (issue 28; a writer pays it once, at its first hash).
-    import hashlib  # noqa: PLC0415
+def sha256_hex(text: str) -> str:
+    """sha256 of ``text`` (UTF-8), in lower-case hex: an entry's hash, a private part's commitment."""
+    return (_sha256 or _load_sha256())(text.encode("utf-8")).hexdigest()
 
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+class _Digest(Protocol):
+    """What a hashlib hash object gives."""
+
+    def hexdigest(self) -> str: ...
+
+
+# hashlib's sha256, bound at the first hash, not imported at this module's: hashlib loads OpenSSL (~2
+# ms), which a reader that only folds and prints the journal (`flushtable recall`) never needs (issue
+# 28). Not imported in each call either: an ``import`` statement of a loaded module was 0.27 us of the
+# 0.75 a hash cost, the floor's take hashing every entry and private part (docs/floor.md "Eleventh
+# stop").
+_sha256: Callable[[bytes], _Digest] | None = None
+
+
+def _load_sha256() -> Callable[[bytes], _Digest]:
+    global _sha256  # noqa: PLW0603 - bound once, at the first hash
+    import hashlib  # noqa: PLC0415 - see _sha256
+
+    _sha256 = hashlib.sha256
+    return _sha256
 
 
 GENESIS_HASH = "0" * 64
@@ -109,12 +128,12 @@ def _v2_hash(  # noqa: PLR0917 - positional on purpose: the append path's hot sp
         + str(int(version))
         + "}"
     )
-    return _sha256_hex(prev_hash + body)
+    return sha256_hex(prev_hash + body)
 
 
 def _v1_hash(prev_hash: str, kind: str, payload_text: str, columns_text: str) -> str:
     body = '{"kind":' + _canonical_text(kind) + ',"payload":' + payload_text + columns_text + "}"
-    return _sha256_hex(prev_hash + body)
+    return sha256_hex(prev_hash + body)
 
 
 def entry_hash_from_text(  # noqa: PLR0913 - keyword-only: the hashed fields of an entry, all of them
@@ -158,7 +177,7 @@ def batch_hasher(
     round_id, source, kind, payload_text, private_digest`` and gives the same hash, byte for byte
     (tests/journal/test_append_cost.py's test_batch_hasher_is_the_documented_formula holds it to the
     canonical JSON of the whole object)."""
-    import hashlib  # noqa: PLC0415 - OpenSSL's load only for a writer (see _sha256_hex)
+    import hashlib  # noqa: PLC0415 - OpenSSL's load only for a writer (see _sha256)
 
     sha256 = hashlib.sha256
     tail = (
@@ -282,7 +301,7 @@ def envelope_hash(envelope: Envelope, payload_text: str) -> str:
     text = _canonical_text
     digest = "null" if envelope.private_digest is None else text(envelope.private_digest)
     round_id = "null" if envelope.round_id is None else text(envelope.round_id)
-    return _sha256_hex(
+    return sha256_hex(
         f'{envelope.prev_hash}{{"kind":{text(envelope.kind)},"payload":{payload_text}'
         f',"private_digest":{digest},"round_id":{round_id},"seq":{int(envelope.seq)}'
         f',"source":{text(envelope.source)},"table_id":{text(envelope.table_id)}'

@@ -12,7 +12,7 @@ from typing import Any, get_args
 
 import msgspec
 
-from controller.journal.chain import canonical_json
+from controller.journal.chain import canonical_json, sha256_hex
 from controller.journal.entries import controls, devices, faults, operator, progressive, table
 from controller.journal.entries import round as rounds
 from controller.journal.entries.base import (
@@ -277,9 +277,7 @@ def private_dict(entry: Entry) -> dict[str, Any] | None:
 def commitment(private_text: str) -> str:
     """The digest the chain holds for a private part: sha256 of its stored text, which is the
     canonical JSON of ``{"part": ..., "salt": ...}`` (the salt is in the hashed text)."""
-    import hashlib  # noqa: PLC0415 - OpenSSL's load only for a reader that checks (recall never does)
-
-    return hashlib.sha256(private_text.encode("utf-8")).hexdigest()
+    return sha256_hex(private_text)  # OpenSSL loaded at the first one only (recall never checks)
 
 
 def seal_private(part: Mapping[str, Any], salt: bytes | None = None) -> str:

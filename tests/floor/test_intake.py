@@ -417,6 +417,23 @@ def test_a_run_of_raw_deliveries_is_read_without_a_coroutine_each() -> None:
     asyncio.run(run())
 
 
+def test_a_delivery_cut_between_reads_is_read_without_a_coroutine() -> None:
+    """A read of the socket ends inside a delivery about once a read (nats-py reads 32 KiB at a time):
+    the delivery's rest is waited for and the whole handed over raw with the next run, as nats-py's parser
+    waits for a payload, not through nats-py's parser and ``_process_msg``. Before, each cut delivery
+    went that way (``assert 31 == 0``: a coroutine and two regular expressions for one message a read)."""
+
+    async def run() -> None:
+        wire = _deliveries(500, 1)
+        client = _Recording(nats_py_parser=False)
+        await _read(client, [wire[at : at + 4096] for at in range(0, len(wire), 4096)])
+        assert [event[1] for event in client.seen] == list(range(1, 501))
+        assert client.process_msg_calls == 0
+        assert client._ps.buf == b""
+
+    asyncio.run(run())
+
+
 # Far above what the child needs to start and read one line, even on a loaded machine; only a spinning
 # parser (the defect below) reaches it, and the child is then killed.
 SPIN_BOUND_S = 120.0

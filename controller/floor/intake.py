@@ -255,10 +255,18 @@ class _FloorParser(nats_parser.Parser):
     def __init__(self, client: FloorClient) -> None:
         super().__init__(client)
         self._client = client
+        # A raw delivery not yet whole at the buffer's front (``_raw_run``): the buffer, and its length
+        # once the delivery is whole. Until then a read only adds to the buffer, as nats-py's own wait
+        # for a payload does: the buffer is not copied and read again for each read (a hostile table's
+        # megabyte message in 32 KiB reads would be copied 32 times). Another buffer (a reset, at a
+        # reconnection) ends the wait.
+        self._whole_at: tuple[bytearray, int] | None = None
 
     async def parse(self, data: bytes = b"") -> None:
         self.buf.extend(data)
         while buf := self.buf:  # read again each turn: a reset (a reconnection) makes a new one
+            if self._whole_at is not None and self._still_waiting(buf):
+                return
             if self.state == nats_parser.AWAITING_CONTROL_LINE and buf.startswith(_HMSG):
                 read = self._raw_run()
                 if read is _RUN_WAITS:
@@ -287,6 +295,14 @@ class _FloorParser(nats_parser.Parser):
                 # MAX_CONTROL_LINE_SIZE and waits for more past it, which, the line given whole, would
                 # turn this loop without ever yielding (its reading loop ends the connection for it).
                 raise nats_errors.ProtocolError("nats: unknown protocol")
+
+    def _still_waiting(self, buf: bytearray) -> bool:
+        """Whether the raw delivery at the front of ``buf`` is still not whole (``_whole_at``)."""
+        waiting = self._whole_at
+        if waiting is not None and waiting[0] is buf and len(buf) < waiting[1]:
+            return True
+        self._whole_at = None
+        return False
 
     def _raw_run(self) -> _RunEnd:
         """The raw deliveries at the buffer's front handed over and taken off it, and why the run ended
@@ -331,7 +347,9 @@ class _FloorParser(nats_parser.Parser):
                 if handler is None or not headers_at < header_end < payload_end:
                     break  # another subscription's, without headers, or without a body
                 if payload_end + _CRLF_SIZE > size:
-                    return _RUN_WAITS  # not yet whole: the rest of it is read first (the run kept)
+                    # Not yet whole: the rest of it is read first (what the run read is taken off).
+                    self._whole_at = (buf, payload_end + _CRLF_SIZE - at)
+                    return _RUN_WAITS
                 headers = data[headers_at:header_end]
                 if headers[_STATUS_AT:_AFTER_STATUS_AT] == b" ":
                     break  # an inline status (``NATS/1.0 404``)

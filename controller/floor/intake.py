@@ -247,10 +247,11 @@ class _FloorParser(nats_parser.Parser):
     (``_process_msg``): 4.5-5.5 us of process CPU a floor delivery, 3.0-3.3 here
     (bench/bench_floor_intake.py, docs/floor.md "Tenth stop"). Here the deliveries at the buffer's
     front that ``FloorClient`` takes raw (an ``HMSG`` to a raw subscription with a body, read whole)
-    are split off one ``bytes`` copy of the buffer and handed over synchronously, in order. Anything
-    else (a status, a ``PING``, ``INFO``, ``-ERR``, another subscription's message, a control line
-    spelled otherwise than nats-server spells it, a message not yet whole) is given to nats-py's own
-    ``parse`` one operation at a time, so it reads it as before, in its place in the order."""
+    are split off one ``bytes`` copy of the buffer and handed over synchronously, in order; one whose
+    payload has not all come is waited for (``_raw_run``). Anything else (a status, a ``PING``,
+    ``INFO``, ``-ERR``, another subscription's message, a control line spelled otherwise than
+    nats-server spells it, or not yet whole) is given to nats-py's own ``parse`` one operation at a
+    time, so it reads it as before, in its place in the order."""
 
     def __init__(self, client: FloorClient) -> None:
         super().__init__(client)

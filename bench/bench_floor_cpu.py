@@ -2,7 +2,7 @@
 into a fresh PostgreSQL database by each given version of the floor service in turn, in one run.
 
     python bench/bench_floor_cpu.py [--tables 300] [--rounds 2] [--code DIR ...] [--repeat 2]
-                                    [--profile-dir DIR] [--workers N --partitions P]
+                                    [--profile-dir DIR] [--workers N --partitions P] [--batch-size N ...]
 
 Every server real, started here (nats-server with TLS, PostgreSQL); the tables play ``--rounds``
 rounds each (the real engine) and their uplinks publish everything while no floor service runs. Then,
@@ -24,6 +24,10 @@ names the directory): before and after of the workers' own code, side by side in
 ``--before-filter`` (with ``--workers``): each turn drains with the workers once more first, their
 consumers filtered ``flushtable.>`` as before the partition tokens (each worker delivered every message,
 the others' acked unread): before and after on one stream, in one run.
+
+``--batch-size N`` (repeatable): each ``--code`` also run with the service's ``batch_size`` N and its
+consumers' ``max_ack_pending`` N (kept equal, as the product keeps them), labelled with it: what a batch's
+size does to the CPU per message, side by side in one run. Without it, the defaults (1000).
 
 ``--profile-dir``: each run's service under cProfile on the process's CPU clock
 (bench/profile_process_clock.py), its file there (the profile's own cost is in that run's figures:
@@ -228,6 +232,11 @@ async def _drain_workers(  # noqa: PLR0917 - one run's context
     }
 
 
+def _label(code: Path, size: int | None) -> str:
+    """A run's label: its checkout, and its batch size when several were asked for."""
+    return str(code) if size is None else f"{code}, batch {size}"
+
+
 def _workers_label(workers: int, partitions: int, *, every_message: bool, code: Path | None = None) -> str:
     shape = ", every message delivered (the filter before the partition tokens)" if every_message else ""
     where = f", {code}" if code is not None else ""
@@ -242,6 +251,7 @@ async def _drain(  # noqa: PLR0917 - one run's context
     messages: int,
     profile: Path | None,
     max_ack_pending: int,
+    label: str | None = None,
 ) -> dict[str, Any]:
     await _reset(floor, 0, max_ack_pending)
     load_at_start = _load()
@@ -267,7 +277,7 @@ async def _drain(  # noqa: PLR0917 - one run's context
     doubled = 0
     spent = CpuMeter.spent(at_first, at_last)
     return {
-        "code": str(code),
+        "code": label or str(code),
         "load_average_1m": round(os.getloadavg()[0], 2),
         "load_average_1_5_15m_at_start": load_at_start,
         "load_average_1_5_15m_at_end": _load(),
@@ -293,14 +303,35 @@ async def bench(args: argparse.Namespace, base: Path) -> dict[str, Any]:
     try:
         entries = await _fill(floor, ids, base, args.rounds, args.seed)
         messages = await _stream_count(floor)
-        config_path = write_floor_config(base / "floor-config", floor.floor_config())
+        # Each batch size asked for: its own config (``batch_size``) and the consumers' max_ack_pending
+        # equal to it, as the product keeps them (docs/configuration.md "[floor]"); none: the defaults.
+        sizes: list[int | None] = list(args.batch_size) or [None]
+        config_paths = {
+            size: write_floor_config(
+                base / f"floor-config-{size or 'default'}",
+                floor.floor_config(**({"batch_size": size} if size else {})),
+            )
+            for size in sizes
+        }
         codes = [Path(c).resolve() for c in args.code] or [_HERE]
+        labels = [_label(code, size) for code in codes for size in sizes]
         runs: list[dict[str, Any]] = []
         for turn in range(args.repeat):
-            for index, code in enumerate(codes):
+            for index, (code, size) in enumerate((code, size) for code in codes for size in sizes):
+                config_path = config_paths[size]
+                max_ack_pending = size or args.max_ack_pending
                 profile = Path(args.profile_dir) / f"floor-{index}-{turn}.prof" if args.profile_dir else None
                 runs.append(
-                    await _drain(floor, code, config_path, entries, messages, profile, args.max_ack_pending)
+                    await _drain(
+                        floor,
+                        code,
+                        config_path,
+                        entries,
+                        messages,
+                        profile,
+                        max_ack_pending,
+                        _label(code, size),
+                    )
                 )
                 print(json.dumps(runs[-1]), file=sys.stderr)
                 if not args.workers:
@@ -318,7 +349,7 @@ async def bench(args: argparse.Namespace, base: Path) -> dict[str, Any]:
                                 messages,
                                 args.workers,
                                 args.partitions,
-                                args.max_ack_pending,
+                                max_ack_pending,
                                 every_message=every_message,
                                 code=worker_code,
                                 label_code=len(codes) > 1,
@@ -341,7 +372,7 @@ async def bench(args: argparse.Namespace, base: Path) -> dict[str, Any]:
             ],
         }
         for code in [
-            *codes,
+            *labels,
             *(
                 [
                     _workers_label(
@@ -387,6 +418,13 @@ def main() -> None:
     )
     parser.add_argument(
         "--max-ack-pending", type=int, default=MAX_ACK_PENDING, help="the consumers' (default: the product's)"
+    )
+    parser.add_argument(
+        "--batch-size",
+        type=int,
+        action="append",
+        default=[],
+        help="the service's batch_size and the consumers' max_ack_pending (repeatable: each code with each)",
     )
     parser.add_argument("--out", default=None, help="also write the JSON to bench/results/FILE")
     args = parser.parse_args()

@@ -13,6 +13,7 @@ subject. Everything else (status messages, every other subscription) goes nats-p
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable, ItemsView, Iterator, KeysView, Mapping, Sequence, ValuesView
 from typing import TYPE_CHECKING
 
@@ -221,8 +222,21 @@ class FloorClient(Client):
 
 
 _HMSG = b"HMSG "
+_HMSG_SIZE = len(_HMSG)
+_CRLF_SIZE = len(_CRLF)
 # An HMSG control line's five fields (subject, sid, reply, header size, total size) take four separators.
 _HMSG_FIELDS = 5
+
+
+class _RunEnd(enum.Enum):
+    """How a run of raw deliveries ended (``_FloorParser._raw_run``)."""
+
+    NOT_RAW = "the first operation in the buffer is not a raw delivery: nats-py's parser reads it"
+    READ = "raw deliveries read; the next operation is not one (or not yet a whole control line)"
+    WAITS = "the next raw delivery's payload is not all read yet: nothing more until it is"
+
+
+_RUN_NOT_RAW, _RUN_READ, _RUN_WAITS = _RunEnd.NOT_RAW, _RunEnd.READ, _RunEnd.WAITS
 
 
 class _FloorParser(nats_parser.Parser):
@@ -233,26 +247,39 @@ class _FloorParser(nats_parser.Parser):
     (``_process_msg``): 4.5-5.5 us of process CPU a floor delivery, 3.0-3.3 here
     (bench/bench_floor_intake.py, docs/floor.md "Tenth stop"). Here the deliveries at the buffer's
     front that ``FloorClient`` takes raw (an ``HMSG`` to a raw subscription with a body, read whole)
-    are split off one ``bytes`` copy of the buffer and handed over synchronously, in order. Anything
-    else (a status, a ``PING``, ``INFO``, ``-ERR``, another subscription's message, a control line
-    spelled otherwise than nats-server spells it, a message not yet whole) is given to nats-py's own
-    ``parse`` one operation at a time, so it reads it as before, in its place in the order."""
+    are split off one ``bytes`` copy of the buffer and handed over synchronously, in order; one whose
+    payload has not all come is waited for (``_raw_run``). Anything else (a status, a ``PING``,
+    ``INFO``, ``-ERR``, another subscription's message, a control line spelled otherwise than
+    nats-server spells it, or not yet whole) is given to nats-py's own ``parse`` one operation at a
+    time, so it reads it as before, in its place in the order."""
 
     def __init__(self, client: FloorClient) -> None:
         super().__init__(client)
         self._client = client
+        # A raw delivery not yet whole at the buffer's front (``_raw_run``): the buffer, and its length
+        # once the delivery is whole. Until then a read only adds to the buffer, as nats-py's own wait
+        # for a payload does: the buffer is not copied and read again for each read (a hostile table's
+        # megabyte message in 32 KiB reads would be copied 32 times). Another buffer (a reset, at a
+        # reconnection) ends the wait.
+        self._whole_at: tuple[bytearray, int] | None = None
 
     async def parse(self, data: bytes = b"") -> None:
         self.buf.extend(data)
         while buf := self.buf:  # read again each turn: a reset (a reconnection) makes a new one
-            if self.state == nats_parser.AWAITING_CONTROL_LINE and buf.startswith(_HMSG) and self._raw_run():
-                continue
+            if self._whole_at is not None and self._still_waiting(buf):
+                return
+            if self.state == nats_parser.AWAITING_CONTROL_LINE and buf.startswith(_HMSG):
+                read = self._raw_run()
+                if read is _RUN_WAITS:
+                    return  # the next raw delivery is not whole yet: nats-py too waits for its payload
+                if read is _RUN_READ:
+                    continue
             # One operation (a control line, or the payload it announced) alone in nats-py's buffer.
             if self.state == nats_parser.AWAITING_MSG_PAYLOAD:
                 end = self.needed + nats_parser.CRLF_SIZE
             else:
-                end = buf.find(_CRLF) + len(_CRLF)
-                if end < len(_CRLF):  # no whole line yet: nats-py waits for more too
+                end = buf.find(_CRLF) + _CRLF_SIZE
+                if end < _CRLF_SIZE:  # no whole line yet: nats-py waits for more too
                     return
             if len(buf) < end:
                 return
@@ -270,13 +297,28 @@ class _FloorParser(nats_parser.Parser):
                 # turn this loop without ever yielding (its reading loop ends the connection for it).
                 raise nats_errors.ProtocolError("nats: unknown protocol")
 
-    def _raw_run(self) -> bool:
-        """The raw deliveries at the buffer's front handed over and taken off it; False if the first
-        is not one. What makes a message raw is ``FloorClient._raw_delivery``'s rule, read here inline
-        (a call less a message) with the rule's message-independent part asked once a run."""
+    def _still_waiting(self, buf: bytearray) -> bool:
+        """Whether the raw delivery at the front of ``buf`` is still not whole (``_whole_at``)."""
+        waiting = self._whole_at
+        if waiting is not None and waiting[0] is buf and len(buf) < waiting[1]:
+            return True
+        self._whole_at = None
+        return False
+
+    def _raw_run(self) -> _RunEnd:
+        """The raw deliveries at the buffer's front handed over and taken off it, and why the run ended
+        (``_RunEnd``). What makes a message raw is ``FloorClient._raw_delivery``'s rule, read here
+        inline (a call less a message) with the rule's message-independent part asked once a run.
+
+        A raw delivery whose control line is whole but whose payload is not (a read of the socket ends
+        inside it: about one a read) is waited for here, as nats-py's parser waits for a payload it has
+        read the line of: given to nats-py's parser, its line was read by its regular expressions and the
+        message, once whole, handed over through ``_process_msg``, a coroutine (2% of the service's
+        samples at the tenth stop's head, docs/floor.md "Eleventh stop"). Whether it is raw (its inline
+        status) is judged once it is whole, as before."""
         client = self._client
         if getattr(nats_client, "parse_email", None) is not None:
-            return False
+            return _RUN_NOT_RAW
         handlers = client._raw_handlers
         buf = self.buf
         data = bytes(buf)
@@ -287,7 +329,7 @@ class _FloorParser(nats_parser.Parser):
                 line_end = data.find(_CRLF, at)
                 if line_end < 0:
                     break
-                line = data[at + len(_HMSG) : line_end]
+                line = data[at + _HMSG_SIZE : line_end]
                 fields = line.split()
                 # nats-server's spelling only (one space between fields, sizes in ASCII digits): any
                 # other goes to nats-py's regular expression, which reads more spellings.
@@ -300,15 +342,15 @@ class _FloorParser(nats_parser.Parser):
                     handler = handlers.get(int(sid))
                 except ValueError:  # nats-py's int() of it refuses it too: its ProtocolError
                     break
-                headers_at = line_end + len(_CRLF)
+                headers_at = line_end + _CRLF_SIZE
                 header_end = headers_at + int(header_size)
                 payload_end = headers_at + int(total_size)
-                if (
-                    handler is None
-                    or payload_end + len(_CRLF) > size
-                    or not headers_at < header_end < payload_end
-                ):
-                    break  # another subscription's, not yet whole, without headers, or without a body
+                if handler is None or not headers_at < header_end < payload_end:
+                    break  # another subscription's, without headers, or without a body
+                if payload_end + _CRLF_SIZE > size:
+                    # Not yet whole: the rest of it is read first (what the run read is taken off).
+                    self._whole_at = (buf, payload_end + _CRLF_SIZE - at)
+                    return _RUN_WAITS
                 headers = data[headers_at:header_end]
                 if headers[_STATUS_AT:_AFTER_STATUS_AT] == b" ":
                     break  # an inline status (``NATS/1.0 404``)
@@ -321,9 +363,9 @@ class _FloorParser(nats_parser.Parser):
                 handler(Delivery(stream_seq, subject.decode(), RawHeaders(headers), body, reply_text))
                 count += 1
                 body_bytes += len(body)
-                at = payload_end + len(_CRLF)  # nats-py, too, skips the two bytes after a payload unread
+                at = payload_end + _CRLF_SIZE  # nats-py, too, skips the two bytes after a payload unread
         finally:
             del buf[:at]
             client.stats["in_msgs"] += count
             client.stats["in_bytes"] += body_bytes
-        return at > 0
+        return _RUN_READ if at > 0 else _RUN_NOT_RAW

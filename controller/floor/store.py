@@ -357,7 +357,8 @@ async def write_batch(connection: Connection, batch: Batch) -> None:
         if rounds:
             await _upsert(cursor, _ROUNDS_STATEMENT, rounds)
         if batch.tables:
-            await _upsert(cursor, _TABLES_STATEMENT, [table_row(p) for p in batch.tables.values()])
+            rows = [table_row(p, encoded_meters=True) for p in batch.tables.values()]
+            await _upsert(cursor, _TABLES_STATEMENT, rows)
 
 
 # The batch's rounds and tables, each in one statement: its rows as one JSON array (json.dumps, in C),
@@ -426,7 +427,16 @@ def rows_document(rows: list[tuple[Any, ...]]) -> str:
     try:
         return _ROWS_ENCODER.encode(rows).decode("utf-8")
     except (msgspec.EncodeError, TypeError, ValueError, OverflowError):
-        return json.dumps(rows, ensure_ascii=False)
+        return json.dumps(rows, ensure_ascii=False, default=_raw_value)
+
+
+def _raw_value(value: object) -> Any:
+    """For json.dumps: a value kept as msgspec's JSON (``_meters_value``) as the document it was written
+    from (read back: the same keys in the same order, the same values), so json.dumps writes what it
+    wrote of the document itself."""
+    if isinstance(value, msgspec.Raw):
+        return json.loads(bytes(value))
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
 async def _upsert(
@@ -438,11 +448,41 @@ async def _upsert(
     await cursor.execute(statement, (rows_document(rows),))
 
 
-def table_row(projection: TableProjection) -> tuple[Any, ...]:
+# Each table's meters document as JSON, written once while it is the same document: a catch-up's batch
+# rewrites every touched table's row (about 300 a batch at 300 tables), and few of those tables had a
+# meter moved since their last row; their meters were three quarters of the tables' document's encode
+# (docs/floor.md "Eleventh stop"). ``TableProjection.meters_json`` is replaced, never changed in place
+# (checks.fold_entry sets it None when an entry moves a meter), so the document it is tells the JSON.
+# Bounded, as the tables are hostile.
+_METERS_KEPT = 8_192
+_meters_encoded: dict[str, tuple[dict[str, Any], msgspec.Raw]] = {}
+
+
+def _meters_value(projection: TableProjection, meters: dict[str, Any]) -> dict[str, Any] | msgspec.Raw:
+    """The table's meters document as JSON: written before for the same document, else now (the
+    document itself if msgspec cannot write it: ``rows_document``'s json.dumps then writes it, or fails,
+    as before)."""
+    kept = _meters_encoded.get(projection.table_id)
+    if kept is not None and kept[0] is meters:
+        return kept[1]
+    try:
+        encoded = msgspec.Raw(_ROWS_ENCODER.encode(meters))
+    except (msgspec.EncodeError, TypeError, ValueError, OverflowError):
+        return meters
+    if len(_meters_encoded) >= _METERS_KEPT:
+        _meters_encoded.clear()
+    _meters_encoded[projection.table_id] = (meters, encoded)
+    return encoded
+
+
+def table_row(projection: TableProjection, *, encoded_meters: bool = False) -> tuple[Any, ...]:
+    """The table's floor_tables row; ``encoded_meters``: its meters as their JSON (``_meters_value``),
+    for the upsert's document, not as the document's value."""
     state = projection.state
     meters = projection.meters_json
     if meters is None:  # an entry moved a meter since it was built (checks.fold_entry), or it never was
         meters = projection.meters_json = state.meters.to_json()
+    value: dict[str, Any] | msgspec.Raw = _meters_value(projection, meters) if encoded_meters else meters
     return (
         projection.table_id,
         state.game,
@@ -455,9 +495,47 @@ def table_row(projection: TableProjection) -> tuple[Any, ...]:
         state.table_open,
         state.last_round_id,
         len(state.open_alerts),
-        meters,  # jsonb: the document's own value (``_upsert``)
+        value,  # jsonb: the document's own value, or its JSON (``_upsert``, ``encoded_meters``)
         state.last_entry_utc or None,
     )
+
+
+# A closed round's figures (handle, house win, rake, theoretical) as ``round_rows`` last counted them, by
+# (table, round), with what they were counted from: a round is touched again by the entries after its
+# closing (its state's changes to paying, complete), and a catch-up's batch holds hundreds of such rounds,
+# each counted again through the meters fold and the par sheet (docs/floor.md "Eleventh stop"). Used only
+# while the same closing entry, settlement, status and game are the round's (each is replaced, never
+# changed in place, by the reducer: ``TableState._on_closing``); bounded, as the tables are hostile.
+_ROUND_FIGURES_KEPT = 8_192
+_round_figures: dict[tuple[str, str], tuple[object, object, str, str, tuple[int, int, int, int]]] = {}
+
+
+def _closed_round_figures(
+    projection: TableProjection, round_id: str, round_state: Any
+) -> tuple[int, int, int, int]:
+    """(handle, house win, rake, theoretical win) of a closed round with a settlement."""
+    # The one meters fold (Meters.count) of the round's typed closing entry, as the reducer, the stored
+    # totals and the gaming day count it. The projection keeps the closing of every round its reducer
+    # holds (``TableProjection.keep_closing``); were one missing, the reducer's settlement is counted
+    # through the same fold, as the view of its closing (and not kept: no entry to tell it by).
+    closing: ClosingEntry | EntryView | None = projection.closings.get(round_id)
+    key = (projection.table_id, round_id)
+    settlement, status, game = round_state.settlement, round_state.status, round_state.game
+    if closing is not None:
+        kept = _round_figures.get(key)
+        if kept is not None and kept[0] is closing and kept[1] is settlement and kept[2:4] == (status, game):
+            return kept[4]
+    else:
+        closing = EntryView(_CLOSING_KIND_BY_STATUS[status], {"settlement": settlement}, None)
+    meters = Meters()
+    meters.count(closing, round_id)
+    theoretical = theoretical_win_cents(game, settlement) if status == "settled" else 0
+    figures = (meters.handle_cents, meters.house_win_cents, meters.rake_cents, theoretical)
+    if type(closing) is not EntryView:
+        if len(_round_figures) >= _ROUND_FIGURES_KEPT:
+            _round_figures.clear()
+        _round_figures[key] = (closing, settlement, status, game, figures)
+    return figures
 
 
 def round_rows(projections: Iterable[TableProjection]) -> Iterable[tuple[Any, ...]]:
@@ -468,19 +546,7 @@ def round_rows(projections: Iterable[TableProjection]) -> Iterable[tuple[Any, ..
                 continue
             handle = win = rake = theoretical = 0
             if round_state.settlement is not None and round_state.status != "in_progress":
-                # The one meters fold (Meters.count) of the round's typed closing entry, as the reducer,
-                # the stored totals and the gaming day count it. The projection keeps the closing of
-                # every round its reducer holds (``TableProjection.keep_closing``); were one missing, the
-                # reducer's settlement is counted through the same fold, as the view of its closing.
-                closing: ClosingEntry | EntryView | None = projection.closings.get(round_id)
-                if closing is None:
-                    status_kind = _CLOSING_KIND_BY_STATUS[round_state.status]
-                    closing = EntryView(status_kind, {"settlement": round_state.settlement}, None)
-                meters = Meters()
-                meters.count(closing, round_id)
-                handle, win, rake = meters.handle_cents, meters.house_win_cents, meters.rake_cents
-                if round_state.status == "settled":
-                    theoretical = theoretical_win_cents(round_state.game, round_state.settlement)
+                handle, win, rake, theoretical = _closed_round_figures(projection, round_id, round_state)
             yield (
                 projection.table_id,
                 round_id,

@@ -417,6 +417,53 @@ def test_a_run_of_raw_deliveries_is_read_without_a_coroutine_each() -> None:
     asyncio.run(run())
 
 
+def test_a_delivery_cut_between_reads_is_read_without_a_coroutine() -> None:
+    """A read of the socket ends inside a delivery about once a read (nats-py reads 32 KiB at a time):
+    the delivery's rest is waited for and the whole handed over raw with the next run, as nats-py's parser
+    waits for a payload, not through nats-py's parser and ``_process_msg``. Before, each cut delivery
+    went that way (``assert 31 == 0``: a coroutine and two regular expressions for one message a read)."""
+
+    async def run() -> None:
+        wire = _deliveries(500, 1)
+        client = _Recording(nats_py_parser=False)
+        await _read(client, [wire[at : at + 4096] for at in range(0, len(wire), 4096)])
+        assert [event[1] for event in client.seen] == list(range(1, 501))
+        assert client.process_msg_calls == 0
+        assert client._ps.buf == b""
+
+    asyncio.run(run())
+
+
+def test_a_large_delivery_is_waited_for_without_reading_the_buffer_again_each_read() -> None:
+    """A delivery of a megabyte (a table may publish up to the server's max_payload) arriving in nats-py's
+    32 KiB reads: handed over raw once whole, and the buffer read for a run twice (when its line came,
+    when its last byte came), not once a read: each read copies the buffer whole, so reading it again for
+    each of the 33 reads copied 17 MB for one message. On main the delivery went through nats-py's parser
+    (``assert 1 == 0``, its ``_process_msg``); waited for with a run each read, ``assert 33 <= 2``."""
+
+    async def run() -> None:
+        body = b'{"x":"' + b"y" * (1 << 20) + b'"}'
+        wire = _hmsg(b"flushtable.T1.journal", _RAW_SID, _ack_reply(1), b"NATS/1.0\r\nA: 1\r\n\r\n", body)
+        wire += _deliveries(2, 2)
+        client = _Recording(nats_py_parser=False)
+        runs: list[int] = []
+        parser: Any = client._ps  # the floor's parser (``FloorClient`` installs it)
+        raw_run = parser._raw_run
+
+        def counted() -> Any:
+            runs.append(len(parser.buf))
+            return raw_run()
+
+        parser._raw_run = counted
+        await _read(client, [wire[at : at + 32768] for at in range(0, len(wire), 32768)])
+        assert [event[1] for event in client.seen] == [1, 2, 3]
+        assert client.seen[0][4] == body
+        assert client.process_msg_calls == 0
+        assert len(runs) <= 2
+
+    asyncio.run(run())
+
+
 # Far above what the child needs to start and read one line, even on a loaded machine; only a spinning
 # parser (the defect below) reaches it, and the child is then killed.
 SPIN_BOUND_S = 120.0

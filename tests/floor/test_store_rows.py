@@ -124,3 +124,45 @@ def _patched_to_json(replacement: Callable[[Meters], dict[str, Any]]) -> Iterato
         yield
     finally:
         Meters.to_json = original  # type: ignore[method-assign]
+
+
+def test_a_closed_rounds_figures_are_counted_once_while_its_closing_is_the_same(tmp_path: Path) -> None:
+    """A closed round touched again by a later batch (its state's changes after the closing) is written
+    with the figures counted before, while its closing entry, settlement, status and game are the same:
+    the same rows, the meters fold not run again. Before, every batch counted each touched closed round
+    again (``assert 9 == 0``: three tables' three rounds each)."""
+    projections = _projections(tmp_path)
+    for projection in projections:
+        projection.touched_rounds.update(projection.state.rounds)
+    first = list(round_rows(projections))
+    counted: list[str] = []
+    count = Meters.count
+
+    def counting(meters: Meters, *args: Any, **kwargs: Any) -> bool:
+        counted.append("counted")
+        return count(meters, *args, **kwargs)
+
+    Meters.count = counting  # type: ignore[method-assign,assignment]
+    try:
+        again = list(round_rows(projections))
+    finally:
+        Meters.count = count  # type: ignore[method-assign]
+    assert again == first
+    assert len(counted) == 0
+    assert sum(row[5] != "in_progress" for row in first) == 9
+
+
+def test_the_tables_document_writes_each_meters_document_once_while_it_is_the_same(tmp_path: Path) -> None:
+    """The tables' upsert document (``table_row(..., encoded_meters=True)`` through ``rows_document``)
+    is the text the rows with the meters' documents themselves give, json.dumps's fallback included, and
+    a table's meters document is written to JSON once while it is the same document (kept between the
+    batches that touch the table). Before, ``table_row`` had no ``encoded_meters`` (``TypeError``) and
+    every batch wrote every touched table's meters again."""
+    projections = _projections(tmp_path)
+    plain = [table_row(p) for p in projections]
+    encoded = [table_row(p, encoded_meters=True) for p in projections]
+    assert rows_document(encoded) == rows_document(plain)
+    lone = [("T1", "\ud800")]  # a row msgspec cannot write: the whole document is json.dumps's, as before
+    assert rows_document(encoded + lone) == json.dumps(plain + lone, ensure_ascii=False)
+    again = [table_row(p, encoded_meters=True) for p in projections]
+    assert all(a[11] is e[11] for a, e in zip(again, encoded, strict=True))

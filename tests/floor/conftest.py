@@ -21,7 +21,13 @@ from psycopg import sql
 from controller.floor import schema
 from controller.logs import configure_logging
 from controller.simulation.floor.embedded import EmbeddedFloor
-from controller.simulation.floor.servers import PostgresCluster, ServerError, free_port, nats_server_binary
+from controller.simulation.floor.servers import (
+    PostgresCluster,
+    ServerError,
+    free_port,
+    make_ca,
+    nats_server_binary,
+)
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser
@@ -141,20 +147,35 @@ def new_floor_database(pg_cluster: PostgresCluster) -> NewFloorDatabase:
     return new
 
 
+@pytest.fixture(scope="session")
+def floor_tls_directory(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A CA and the server certificate it signs (make_ca), made once: each floor starts with a copy in its
+    own directory, as EmbeddedFloor.start takes a tls/ it finds there (three openssl processes a floor,
+    0.1 s at a load of 6, saved). Every floor's servers and clients still verify it, as before."""
+    directory = tmp_path_factory.mktemp("floor-tls") / "tls"
+    make_ca(directory)
+    return directory
+
+
 MakeFloor = Callable[..., EmbeddedFloor]
 
 
 @pytest.fixture
 def make_floor(
-    tmp_path: Path, pg_cluster: PostgresCluster, new_floor_database: NewFloorDatabase
+    tmp_path: Path,
+    pg_cluster: PostgresCluster,
+    new_floor_database: NewFloorDatabase,
+    floor_tls_directory: Path,
 ) -> Iterator[MakeFloor]:
     floors: list[EmbeddedFloor] = []
 
     def make(
         table_ids: list[str], *, postgres: PostgresCluster | None = None, **options: float | str
     ) -> EmbeddedFloor:
+        directory = tmp_path / f"floor{len(floors)}"
+        shutil.copytree(floor_tls_directory, directory / "tls")  # copy2: the keys stay 0600
         floor = EmbeddedFloor(
-            tmp_path / f"floor{len(floors)}",
+            directory,
             table_ids,
             postgres=postgres or pg_cluster,
             # A cluster of the test's own (own_pg_cluster) has no template: the floor migrates a new one.

@@ -43,8 +43,7 @@ import json
 import re
 import tempfile
 import types
-import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -400,7 +399,9 @@ def _old_gate_outbox(monkeypatch: pytest.MonkeyPatch) -> None:
     ),
 )
 def test_no_hole_card_of_an_unrevealed_round_reaches_any_floor_channel(
-    pg_cluster: PostgresCluster, drawn: tuple[tuple[list[PlannedRound], ...], int, bool]
+    pg_cluster: PostgresCluster,
+    new_floor_database: Callable[[], str],
+    drawn: tuple[tuple[list[PlannedRound], ...], int, bool],
 ) -> None:
     plans, seed, old_gate = drawn
     with (
@@ -409,7 +410,7 @@ def test_no_hole_card_of_an_unrevealed_round_reaches_any_floor_channel(
     ):
         root = Path(directory)
         floor = EmbeddedFloor(
-            root / "floor", IDS, postgres=pg_cluster, dbname=f"floor_{uuid.uuid4().hex[:12]}", ack_wait_s=2
+            root / "floor", IDS, postgres=pg_cluster, dbname=new_floor_database(), ack_wait_s=2
         )
         floor.start()
         tables = Tables(root / "tables", IDS, seed=seed)

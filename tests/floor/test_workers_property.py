@@ -38,7 +38,6 @@ import signal
 import subprocess
 import sys
 import threading
-import uuid
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
@@ -179,6 +178,9 @@ class FloorWorkersMachine(RuleBasedStateMachine):
 
     tmp_path: Path
     pg_cluster: PostgresCluster
+    # The conftest's fixture: a database migrated as a new floor's (called on the class: a function
+    # read through an instance would be bound to it).
+    new_floor_database: Callable[[], str]
     examples = 0
 
     def __init__(self) -> None:
@@ -204,7 +206,7 @@ class FloorWorkersMachine(RuleBasedStateMachine):
         self.loop = _LoopThread()
         self.floor = floor = EmbeddedFloor(
             self.directory / "floor", ids, postgres=self.pg_cluster,
-            dbname=f"floor_{uuid.uuid4().hex[:12]}", ack_wait_s=2, nodes=NODES,
+            dbname=FloorWorkersMachine.new_floor_database(), ack_wait_s=2, nodes=NODES,
         )  # fmt: skip
         floor.start()
         with psycopg.connect(floor.owner_dsn, autocommit=True) as connection:
@@ -568,9 +570,12 @@ class FloorWorkersMachine(RuleBasedStateMachine):
 
 
 @pytest.fixture
-def machine(tmp_path: Path, pg_cluster: PostgresCluster) -> type[FloorWorkersMachine]:
+def machine(
+    tmp_path: Path, pg_cluster: PostgresCluster, new_floor_database: Callable[[], str]
+) -> type[FloorWorkersMachine]:
     FloorWorkersMachine.tmp_path = tmp_path
     FloorWorkersMachine.pg_cluster = pg_cluster
+    FloorWorkersMachine.new_floor_database = new_floor_database
     FloorWorkersMachine.examples = 0
     return FloorWorkersMachine
 

@@ -328,11 +328,7 @@ def command_texts(
                 }
             )
     for round_id in round_ids:
-        items += [
-            item
-            for item in run_batch(str(journal_path), round_id, json_only=not text)
-            if round_id in item["command"]
-        ]
+        items += run_batch(str(journal_path), round_id, json_only=not text, round_only=True)
     for arguments, format_ in ([(["meters"], "text")] if text else []) + [(["meters", "--json"], "json")]:
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):

@@ -8,7 +8,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 import structlog
@@ -26,9 +26,6 @@ from controller.panel import (
     create_panel_app,
 )
 from tests.panel.table_script import JournalTableActions
-
-if TYPE_CHECKING:
-    from playwright.sync_api import Browser
 
 PASSWORDS = {
     "vera": "viewer-pass-1",
@@ -83,23 +80,6 @@ def _users(path: Path) -> UserStore:
     for name, password in PASSWORDS.items():
         store.add(name, ROLES[name], password)  # type: ignore[arg-type]
     return store
-
-
-@pytest.fixture(scope="package")
-def chromium() -> Iterator[Browser]:
-    """Debian's Chromium, started once for the panel's browser tests (a start costs seconds on a loaded
-    machine; each module had its own): a module's tests reach it through its ``browser`` fixture
-    (test_panel_browser.py), which closes the contexts they opened at the module's end. Playwright is
-    imported when the fixture runs, not with this file: a panel test that asks for no browser does not
-    load it."""
-    from playwright.sync_api import sync_playwright
-
-    from tests.chromium import launch_chromium
-
-    with sync_playwright() as playwright:
-        launched = launch_chromium(playwright)
-        yield launched
-        launched.close()
 
 
 @pytest.fixture(scope="session")

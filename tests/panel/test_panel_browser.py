@@ -12,11 +12,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, ViewportSize, expect
+from playwright.sync_api import Browser, Page, ViewportSize, expect, sync_playwright
 
 from controller.engine.actions import SetLimits
 from controller.panel import DeviceHealth
-from tests.chromium import CHROMIUM
+from tests.chromium import CHROMIUM, launch_chromium
 from tests.panel.conftest import PASSWORDS, LiveServer, PanelRig
 from tests.panel.table_script import HOLE_CARDS, ScriptedRound, raise_red_light
 
@@ -37,13 +37,12 @@ pytestmark = pytest.mark.skipif(
 
 
 @pytest.fixture(scope="module")
-def browser(chromium: Browser) -> Iterator[Browser]:
-    """The panel tests' Chromium (conftest.py's, started once) for this module's tests; at the module's
-    end every context they opened is closed, as the browser's own close did when each module started one."""
+def browser() -> Iterator[Browser]:
     expect.set_options(timeout=EXPECT_TIMEOUT_MS)
-    yield chromium
-    for context in chromium.contexts:
-        context.close()
+    with sync_playwright() as playwright:
+        launched = launch_chromium(playwright)
+        yield launched
+        launched.close()
 
 
 @pytest.fixture

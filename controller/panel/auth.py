@@ -15,6 +15,7 @@ atomically with mode 0600.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import secrets
@@ -94,8 +95,14 @@ def verify_password(password: str, password_hash: str) -> bool:
     return passwords.check_password(password, password_hash)
 
 
-# Checked against when the user name is unknown, so a wrong name costs the same time as a wrong password.
-_DUMMY_HASH = hash_password(secrets.token_urlsafe(16))
+@functools.cache
+def _unknown_name_hash() -> str:
+    """Checked against when the user name is unknown, so a wrong name costs the same time as a wrong
+    password. Made at the first login, whatever the name (so the first unknown name is not the slower
+    one), not at import: a scrypt hash costs tens of milliseconds and 16 MiB, and most processes that
+    import this module (`flushtable user`, the floor's commands, a table nobody has logged in to yet)
+    never check a password."""
+    return hash_password(secrets.token_urlsafe(16))
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,9 +204,10 @@ class UserStore:
         write_private_json(self.path, document, prefix=".users-")
 
     def authenticate(self, name: str, password: str) -> User | None:
+        unknown_name_hash = _unknown_name_hash()  # before the name is looked up: see its doc
         user = self.get(name)
         if user is None:
-            self.verify(password, _DUMMY_HASH)
+            self.verify(password, unknown_name_hash)
             return None
         return user if self.verify(password, user.password_hash) else None
 

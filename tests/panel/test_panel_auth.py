@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 import json
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -39,6 +41,47 @@ def test_user_file_holds_scrypt_hashes_only_and_is_private(tmp_path: Path) -> No
     assert store.authenticate("nobody", "s3cret-words") is None
     # Same password, fresh salt each time.
     assert hash_password("s3cret-words") != hash_password("s3cret-words")
+
+
+# In a fresh interpreter: hashlib.scrypt counted from before controller.panel.auth is imported, then a
+# user file made (one hash), then the first login of the name in argv[1] ("-" for none): the count at
+# each point, as JSON.
+_SCRYPT_PROBE = """
+import hashlib, json, sys, tempfile
+from pathlib import Path
+calls = []
+real = hashlib.scrypt
+hashlib.scrypt = lambda *args, **kwargs: calls.append(1) or real(*args, **kwargs)
+from controller.panel.auth import UserStore
+imported = len(calls)
+store = UserStore(Path(tempfile.mkdtemp()) / "panel-users.json")
+store.add("alice", "supervisor", "s3cret-words")
+made = len(calls)
+if sys.argv[1] != "-":
+    store.authenticate(sys.argv[1], "not-the-password")
+print(json.dumps([imported, made, len(calls)]))
+"""
+
+
+def _scrypt_calls(login_name: str) -> list[int]:
+    done = subprocess.run(
+        [sys.executable, "-c", _SCRYPT_PROBE, login_name],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return [int(count) for count in json.loads(done.stdout)]
+
+
+def test_importing_the_users_module_derives_no_key_and_a_first_login_costs_the_same_for_any_name() -> None:
+    """The unknown names' stand-in hash is made at the first login, not at import (a scrypt key: tens
+    of milliseconds and 16 MiB in every process that imports the module, most of which never check a
+    password); made before the name is looked up, so the first login of an unknown name derives as
+    many keys as that of a known one (a wrong name costs the same time as a wrong password)."""
+    imported, made, _ = _scrypt_calls("-")
+    assert (imported, made) == (0, 1)
+    assert _scrypt_calls("alice")[2] - made == _scrypt_calls("nobody")[2] - made == 2
 
 
 def test_bad_users_are_refused_with_the_field_named(tmp_path: Path) -> None:

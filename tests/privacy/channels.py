@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import anyio.from_thread
 from fastapi.testclient import TestClient
 
 from controller.cli import main as flushtable
@@ -246,12 +247,18 @@ class Panel:
         self.routes = get_routes(self.app)
         self._users = {"viewer": VIEWER, "supervisor": SUPERVISOR}
         self.clients: dict[str, TestClient] = {}  # logged in when first used (scrypt is slow)
+        # One event loop in a thread serves every request of the panel's clients, as a server's one loop
+        # does: a TestClient not entered as a context manager (which would run the app's lifespan: the
+        # backend's own poller) starts a thread and a loop for each request, milliseconds each.
+        self._portals = contextlib.ExitStack()
+        self._portal = self._portals.enter_context(anyio.from_thread.start_blocking_portal())
         # The live stream: a subscriber since the panel started, fed as the backend folds entries in.
         self.subscriber = _Subscriber()
         self.backend._subscribers.add(self.subscriber)
 
     def _login(self, name: str, password: str) -> TestClient:
         client = TestClient(self.app, base_url="http://127.0.0.1")
+        client.portal = self._portal
         client.get("/login")
         token = client.cookies.get("ft_login_csrf") or ""
         answer = client.post(
@@ -301,6 +308,7 @@ class Panel:
     def close(self) -> None:
         for client in self.clients.values():
             client.close()
+        self._portals.close()
 
 
 def command_texts(
@@ -328,11 +336,7 @@ def command_texts(
                 }
             )
     for round_id in round_ids:
-        items += [
-            item
-            for item in run_batch(str(journal_path), round_id, json_only=not text)
-            if round_id in item["command"]
-        ]
+        items += run_batch(str(journal_path), round_id, json_only=not text, round_only=True)
     for arguments, format_ in ([(["meters"], "text")] if text else []) + [(["meters", "--json"], "json")]:
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):

@@ -17,19 +17,23 @@ from typing import Any
 from controller.cli import main as flushtable
 
 
-def commands(journal: str, round_id: str | None) -> list[tuple[list[str], str]]:
-    """(arguments, format) of each command: format says how its output reads (capture.Format)."""
+def commands(journal: str, round_id: str | None, *, round_only: bool = False) -> list[tuple[list[str], str]]:
+    """(arguments, format) of each command: format says how its output reads (capture.Format).
+    ``round_only``: only the commands naming ``round_id`` (a caller that has read the whole journal's
+    commands once need not run them again for each round)."""
     where = ["--journal", journal]
-    listed: list[tuple[list[str], str]] = [
-        (["journal", "show", *where], "journal_text"),
-        (["journal", "show", "--json", *where], "jsonlines"),
-        (["journal", "tail", "-n", "100", *where], "journal_text"),
-        (["journal", "tail", "-n", "100", "--json", *where], "jsonlines"),
-        (["recall", "--last", "50", *where], "text"),
-        (["recall", "--last", "50", "--json", *where], "json"),
-        (["recall", "--last", "50", "--csv", *where], "text"),
-        (["meters", "--csv", *where], "text"),
-    ]
+    listed: list[tuple[list[str], str]] = []
+    if not round_only:
+        listed += [
+            (["journal", "show", *where], "journal_text"),
+            (["journal", "show", "--json", *where], "jsonlines"),
+            (["journal", "tail", "-n", "100", *where], "journal_text"),
+            (["journal", "tail", "-n", "100", "--json", *where], "jsonlines"),
+            (["recall", "--last", "50", *where], "text"),
+            (["recall", "--last", "50", "--json", *where], "json"),
+            (["recall", "--last", "50", "--csv", *where], "text"),
+            (["meters", "--csv", *where], "text"),
+        ]
     if round_id is not None:
         listed += [
             (["journal", "show", "--round", round_id, *where], "journal_text"),
@@ -40,9 +44,11 @@ def commands(journal: str, round_id: str | None) -> list[tuple[list[str], str]]:
     return listed
 
 
-def run_batch(journal: str, round_id: str | None, *, json_only: bool = False) -> list[dict[str, Any]]:
+def run_batch(
+    journal: str, round_id: str | None, *, json_only: bool = False, round_only: bool = False
+) -> list[dict[str, Any]]:
     results: list[dict[str, Any]] = []
-    for arguments, format_ in commands(journal, round_id):
+    for arguments, format_ in commands(journal, round_id, round_only=round_only):
         if json_only and "--json" not in arguments:
             continue
         out, err = io.StringIO(), io.StringIO()

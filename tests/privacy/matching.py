@@ -37,10 +37,11 @@ round in play when the text cannot say which round it is about, while text about
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -105,6 +106,24 @@ def _card_number(value: Any) -> int | None:
 
 def text_mentions(text: str, round_id: str | None) -> Iterator[Mention]:
     """Mentions in free text (including JSON written out as text)."""
+    if len(text) <= _CACHED_TEXT_CHARS:
+        yield from _short_text_mentions(text, round_id)
+    else:
+        yield from _text_mentions(text, round_id)
+
+
+# The same short strings (a journal entry's values, read on every channel at every step) are searched
+# over and over by the privacy property: their mentions are kept, not searched for again. Mentions are
+# immutable and a string's depend on the string and the round alone.
+_CACHED_TEXT_CHARS = 2048
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _short_text_mentions(text: str, round_id: str | None) -> tuple[Mention, ...]:
+    return tuple(_text_mentions(text, round_id))
+
+
+def _text_mentions(text: str, round_id: str | None) -> Iterator[Mention]:
     for match in CODE_RE.finditer(text):
         yield Mention("code", match.group(1), round_id, _snippet(text, match.start(), match.end()))
     for match in SYMBOL_RE.finditer(text):
@@ -136,7 +155,8 @@ def json_mentions(value: Any, round_id: str | None, known_rounds: Sequence[str] 
         own = value.get("round_id")
         if isinstance(own, str) and own in known_rounds:
             round_id = own
-        yield from _object_mentions(value, round_id, json.dumps(value)[:200], text_values=False)
+        # What it shows in a failure's message: written out only for an object that mentions a card.
+        yield from _object_mentions(value, round_id, lambda: json.dumps(value)[:200], text_values=False)
         for item in value.values():
             yield from json_mentions(item, round_id, known_rounds)
     elif isinstance(value, list):
@@ -147,8 +167,9 @@ def json_mentions(value: Any, round_id: str | None, known_rounds: Sequence[str] 
 
 
 def _object_mentions(
-    value: dict[str, Any], round_id: str | None, shown: str, *, text_values: bool
+    value: dict[str, Any], round_id: str | None, shown: str | Callable[[], str], *, text_values: bool
 ) -> Iterator[Mention]:
+    """``shown``: the object as a failure quotes it, or how to write it (only when a card is found)."""
     position, index = value.get("position"), value.get("index")
     if (
         isinstance(position, int)
@@ -156,14 +177,15 @@ def _object_mentions(
         and not isinstance(position, bool)
         and not isinstance(index, bool)
     ):
-        yield Mention("slot", (position, index), round_id, shown)
+        yield Mention("slot", (position, index), round_id, shown if isinstance(shown, str) else shown())
     for key, item in value.items():
         if not _is_number_key(str(key)):
             continue
         for candidate in item if isinstance(item, list) else [item]:
             number = _card_number(candidate)
             if number is not None:
-                yield Mention("number", number, round_id, f'"{key}": {json.dumps(item)} in {shown}')
+                quoted = shown if isinstance(shown, str) else shown()
+                yield Mention("number", number, round_id, f'"{key}": {json.dumps(item)} in {quoted}')
 
 
 def html_mentions(page: str) -> Iterator[Mention]:

@@ -25,12 +25,15 @@ import subprocess
 import sys
 from pathlib import Path
 
-_HERE = Path(__file__).resolve().parent.parent
+from code_turns import alternate_codes
+
 _PASSES = 5
 
 _CHILD = """
 import asyncio, inspect, random, shutil, sys, tempfile, time
 from pathlib import Path
+
+from code_turns import alternate_codes
 from typing import Any, cast
 
 from controller.floor import store
@@ -134,11 +137,9 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    codes = [Path(c).resolve() for c in args.code] or [_HERE]
-    figures: dict[str, list[float]] = {str(code): [] for code in codes}
-    for _ in range(args.repeat):
-        for code in codes:  # alternating, so that the machine's load falls on each alike
-            figures[str(code)].append(_turn(code, args.tables, args.rounds, args.batch))
+    figures = alternate_codes(
+        args.code, args.repeat, lambda code: _turn(code, args.tables, args.rounds, args.batch)
+    )
     print(
         json.dumps(
             {

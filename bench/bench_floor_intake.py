@@ -20,7 +20,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-_HERE = Path(__file__).resolve().parent.parent
+from code_turns import alternate_codes
+
 _READ_SIZE = 32768  # nats-py's DEFAULT_BUFFER_SIZE: what its read loop hands its parser at most
 _RAW_SID = 7
 _PASSES = 5
@@ -83,11 +84,7 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=60_000)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    codes = [Path(c).resolve() for c in args.code] or [_HERE]
-    figures: dict[str, list[float]] = {str(code): [] for code in codes}
-    for _ in range(args.repeat):
-        for code in codes:  # alternating, so that the machine's load falls on each alike
-            figures[str(code)].append(_turn(code, args.messages))
+    figures = alternate_codes(args.code, args.repeat, lambda code: _turn(code, args.messages))
     print(
         json.dumps({"messages": args.messages, "us_cpu_a_delivery": figures, "load_average": os.getloadavg()})
     )

@@ -32,8 +32,6 @@ _PASSES = 5
 _CHILD = """
 import asyncio, inspect, random, shutil, sys, tempfile, time
 from pathlib import Path
-
-from code_turns import alternate_codes
 from typing import Any, cast
 
 from controller.floor import store

@@ -116,8 +116,10 @@ def own_pg_cluster() -> Iterator[PostgresCluster]:
 # each floor's database is a copy of it (CREATE DATABASE ... TEMPLATE: about 0.1 s, where migrating a new
 # one takes 0.4 s or more, for each of the suite's hundreds of floors). The floor's own setup then runs
 # on the copy as on a new database (EmbeddedFloor.setup_database: its roles, every migration checked,
-# nothing left to apply, the grants). The migrations themselves are tested on databases of their own
-# (test_schema_and_math, test_floor_commands, test_floor_migration_backfill, test_floor_typed_columns).
+# nothing left to apply, the grants). A new, empty database is migrated once a session here, and the
+# migrations themselves are tested on databases of their own (test_schema_and_math's
+# test_migrations_are_versioned_and_applied_once, test_floor_commands, test_floor_migration_backfill,
+# test_floor_typed_columns): a test of what a migration does must not ask make_floor for its database.
 _FLOOR_TEMPLATE = "floor_template"
 
 NewFloorDatabase = Callable[[], str]

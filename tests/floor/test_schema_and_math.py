@@ -4,6 +4,7 @@ theoretical win of a settlement, and the wire format's refusals (pure)."""
 from __future__ import annotations
 
 import random
+import uuid
 from fractions import Fraction
 from pathlib import Path
 
@@ -16,15 +17,21 @@ from controller.floor import schema
 from controller.floor.theoretical import theoretical_win_cents
 from controller.journal.store import Journal
 from controller.rules.catalogue import BASE_EDGE_PER_ANTE, PRESET_EDGE
+from controller.simulation.floor.servers import PostgresCluster
 from controller.uplink import wire
 from controller.uplink.outbox import Outbox
-from tests.floor.conftest import MakeFloor
 from tests.journal.scripted import play_round
 
 
-def test_migrations_are_versioned_and_applied_once(make_floor: MakeFloor) -> None:
-    floor = make_floor(["T1"])
-    with psycopg.connect(floor.owner_dsn) as connection:
+def test_migrations_are_versioned_and_applied_once(pg_cluster: PostgresCluster) -> None:
+    """On a new, empty database of its own (not a floor's, which is a copy of the tests' migrated
+    template: tests/floor/conftest.py), every migration applied in order, then none again."""
+    dbname = f"floor_{uuid.uuid4().hex[:12]}"
+    schema.create_database(pg_cluster.superuser_dsn, dbname)
+    with psycopg.connect(pg_cluster.dsn("postgres", pg_cluster.superuser_password, dbname)) as connection:
+        schema.ensure_roles(connection, writer_password="w", reporting_password="r")
+        assert schema.applied_versions(connection) == []
+        assert schema.migrate(connection) == [m.version for m in schema.MIGRATIONS]
         assert schema.applied_versions(connection) == [m.version for m in schema.MIGRATIONS]
         assert schema.migrate(connection) == []  # nothing twice
         connection.execute("INSERT INTO floor_schema_migrations (version, name) VALUES (999, 'future')")

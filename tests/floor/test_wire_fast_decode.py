@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import msgspec
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from controller.journal.chain import canonical_json
@@ -91,41 +92,129 @@ def test_the_fast_path_takes_every_real_body_as_the_reference_does(real_bodies: 
         assert fast == wire.decode_reference(body)
 
 
-HOSTILE_CORPUS = [
+# The two bodies as the uplinks write them (canonical JSON, keys sorted): a private part's opens with
+# "private_text", an entry's with "hash", and only a body opening so is read by msgspec at all
+# (``wire._decode_fast``). Each hostile body meant to test the fast path opens so, its twist after the
+# opening key; the test checks it reached msgspec, so the corpus cannot silently stop testing it.
+_PRIVATE = b'{"private_text":"x","seq":1,"table_id":"T1","type":"private","v":1}'
+_HEX = b"0" * 64
+
+
+def _private_with_junk(junk: bytes) -> bytes:
+    """A private part's body with a field the reference ignores, "junk", holding ``junk``."""
+    return b'{"private_text":"x","junk":' + junk + b',"seq":1,"table_id":"T1","type":"private","v":1}'
+
+
+HOSTILE_FOR_THE_FAST_PATH = [
+    _PRIVATE,
+    b'{"private_text":"x","seq":1,"table_id":"T1","type":"private","v":1.0}',  # 1.0 == 1 to Python
+    b'{"private_text":"x","seq":1,"table_id":"T1","type":"private","v":true}',
+    b'{"private_text":"x","seq":1,"table_id":"T1","type":"private","v":2}',
+    b'{"private_text":"x","seq":1,"table_id":"T1","type":"private","v":"1"}',
+    b'{"private_text":"x","seq":true,"table_id":"T1","type":"private","v":1}',
+    b'{"private_text":"x","seq":1.0,"table_id":"T1","type":"private","v":1}',
+    b'{"private_text":"x","seq":99999999999999999999999,"table_id":"T1","type":"private","v":1}',
+    b'{"private_text":"x","seq":4611686018427387904,"table_id":"T1","type":"private","v":1}',  # 2**62
+    b'{"private_text":"x","seq":4611686018427387903,"table_id":"T1","type":"private","v":1}',
+    b'{"private_text":"x","seq":0,"table_id":"T1","type":"private","v":1}',
+    b'{"private_text":"x","seq":-1,"table_id":"T1","type":"private","v":1}',
+    b'{"private_text":"x","seq":1,"table_id":"T1","type":"private","type":"entry","v":1}',
+    b'{"private_text":"x","seq":1,"table_id":"T1","type":"entry","type":"private","v":1}',
+    b'{"private_text":"x","seq":0,"seq":1,"table_id":"T1","type":"private","v":1}',
+    b'{"private_text":"x","seq":1,"seq":0,"table_id":"T1","type":"private","v":1}',
+    b'{"private_text":"x","seq":1,"table_id":"T1","table_id":"T2","type":"private","v":1}',
+    b'{"private_text":"x","seq":1,"table_id":"T1","type":"private","v":1,"v":2}',
+    b'{"private_text":"x","private_text":"y","seq":1,"table_id":"T1","type":"private","v":1}',
+    b'{"private_text":"x","seq":1,"table_id":null,"type":"private","v":1}',
+    b'{"private_text":7,"seq":1,"table_id":"T1","type":"private","v":1}',
+    b'{"private_text":"x","seq":1,"table_id":"T1","v":1}',
+    b'{"private_text":"x","seq":1,"table_id":"T1","type":"entry","v":1}',
+    _private_with_junk(b"NaN"),
+    _private_with_junk(b"Infinity"),
+    _private_with_junk(b"1e400"),
+    # Nested as deep as the fast path's bound lets a body through to msgspec.
+    _private_with_junk(b"[" * 250 + b"]" * 250),
+    _private_with_junk(b"[" * 200 + b"]" * 199),
+    b'{"private_text": "x", "seq": 1, "table_id": "T1", "type": "private", "v": 1}',
+    _PRIVATE + b" ",
+    _PRIVATE + b"\n",
+    _PRIVATE + b"x",
+    _PRIVATE + b"{}",
+    _PRIVATE[:-1],
+    b'{"private_text":"x","seq":1,"table_id":"T1","type":"private","v":1,}',
+    b'{"private_text":"\xc3\xa9\xf0\x9f\x98\x80","seq":1,"table_id":"T1","type":"private","v":1}',
+    # An entry's opening on a private part's fields (the reference takes it as one), and on too little.
+    b'{"hash":"' + _HEX + b'","private_text":"x","seq":1,"table_id":"T1","type":"private","v":1}',
+    b'{"hash":"' + _HEX + b'","type":"entry","v":1}',
+    b'{"hash":"' + _HEX + b'","hash":7,"type":"entry","v":1.0}',
+]
+# Bodies the fast path leaves to the reference before msgspec reads them: another opening (a body
+# spelt otherwise, not an object, a byte-order mark), a \\u escape, bytes that are no strict UTF-8,
+# nesting past the bound.
+HOSTILE_FOR_THE_REFERENCE = [
     b"",
     b"[]",
     b"null",
-    b"\xef\xbb\xbf{}",  # a byte-order mark
+    b"\xef\xbb\xbf" + _PRIVATE,  # a byte-order mark
     b'{"type":"entry","v":1}',
-    b'{"type":"private","v":1,"table_id":"T1","seq":1,"private_text":"x"}',
-    b'{"type":"private","v":1.0,"table_id":"T1","seq":1,"private_text":"x"}',  # 1.0 == 1 to Python
-    b'{"type":"private","v":true,"table_id":"T1","seq":1,"private_text":"x"}',
-    b'{"type":"private","v":1,"table_id":"T1","seq":true,"private_text":"x"}',
-    b'{"type":"private","v":1,"table_id":"T1","seq":99999999999999999999999,"private_text":"x"}',
-    b'{"type":"private","v":1,"table_id":"T1","seq":0,"private_text":"x"}',
-    b'{"type":"private","type":"entry","v":1,"table_id":"T1","seq":1,"private_text":"x"}',
-    b'{"type":"entry","type":"private","v":1,"table_id":"T1","seq":1,"private_text":"x"}',
-    b'{"type":"private","v":1,"table_id":"T1","t\\u0061ble_id":"T2","seq":1,"private_text":"x"}',
-    b'{"type":"private","v":1,"table_id":"T1","seq":1,"private_text":"\\ud800"}',
-    b'{"type":"private","v":1,"table_id":"T1","seq":1,"private_text":"\\ud83d\\ude00"}',
-    b'{"type":"private","v":1,"table_id":"T1","seq":1,"private_text":"\xed\xa0\x80"}',  # encoded surrogate
-    b'{"type":"private","v":1,"table_id":"T1","seq":1,"private_text":"x","junk":"\xff"}',
-    b'{"type":"private","v":1,"table_id":"T1","seq":1,"private_text":"x","junk":NaN}',
-    b'{"type":"private","v":1,"table_id":"T1","seq":1,"private_text":"x","junk":1e400}',
-    b'{"type":"private","v":1,"table_id":"T1","seq":1,"private_text":"x","junk":'
-    + b"[" * 3000
-    + b"]" * 3000
-    + b"}",
-    b'{"type":"private","v":1,"table_id":"T1","seq":1,"private_text":"x","junk":'
-    + b"[" * 300
-    + b"]" * 300
-    + b"}",
-    b'{"type":"private","v":1,"table_id":"T1","seq":1,"private_text":"x"} ',
-    b' {"type":"private","v":1,"table_id":"T1","seq":1,"private_text":"x"}',
-    b'{"type":"private","v":1,"table_id":"T1","seq":1,"private_text":"x"}x',
-    b'{"type":"private","v":1,"table_id":null,"seq":1,"private_text":"x"}',
-    b'{"type":"private","v":1,"table_id":"T1","seq":1,"private_text":"a\\u0000b"}',
+    b'{"type":"private","v":1,"table_id":"T1","seq":1,"private_text":"x"}',  # taken, by the reference
+    b'{"type":"private","v":1.0,"table_id":"T1","seq":1,"private_text":"x"}',
+    b" " + _PRIVATE,
+    b'{"private_text":"x","seq":1,"t\\u0061ble_id":"T2","table_id":"T1","type":"private","v":1}',
+    b'{"private_text":"\\ud800","seq":1,"table_id":"T1","type":"private","v":1}',
+    b'{"private_text":"\\ud83d\\ude00","seq":1,"table_id":"T1","type":"private","v":1}',
+    b'{"private_text":"\xed\xa0\x80","seq":1,"table_id":"T1","type":"private","v":1}',  # encoded surrogate
+    _private_with_junk(b'"\xff"'),
+    _private_with_junk(b"[" * 3000 + b"]" * 3000),
+    _private_with_junk(b"[" * 300 + b"]" * 300),
+    b'{"private_text":"a\\u0000b","seq":1,"table_id":"T1","type":"private","v":1}',
+    b'{"private_text":"x","seq":1,"table_id":"T1\x00","type":"private","v":1}',
 ]
+
+
+class _CountingDecoder:
+    """A msgspec decoder of ``wire``'s, each body it is given kept (the fast path's one way to msgspec)."""
+
+    def __init__(self, decoder: msgspec.json.Decoder[Any], bodies: list[bytes]) -> None:
+        self._decoder = decoder
+        self._bodies = bodies
+
+    def decode(self, data: bytes) -> Any:
+        self._bodies.append(bytes(data))
+        return self._decoder.decode(data)
+
+
+@contextmanager
+def _msgspec_reads() -> Iterator[list[bytes]]:
+    """The bodies the fast path hands msgspec's envelope decoders while in the block."""
+    bodies: list[bytes] = []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(wire, "_ENTRY_DECODER", _CountingDecoder(wire._ENTRY_DECODER, bodies))
+        patch.setattr(wire, "_PRIVATE_DECODER", _CountingDecoder(wire._PRIVATE_DECODER, bodies))
+        yield bodies
+
+
+def _meant_for_the_fast_path(body: bytes) -> bool:
+    """Whether msgspec is to read ``body``: it opens as an uplink's body does, holds no \\u escape and no
+    NUL, is strict UTF-8 and nested no deeper than the fast path's bound (what it leaves to the
+    reference, docs/floor.md "CPU per message")."""
+    if not body.startswith((b'{"hash":', b'{"private_text":')) or b"\\u" in body or 0 in body:
+        return False
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    bound = wire._FAST_MAX_BRACKETS
+    return len(body) <= 2 * bound or body.count(b"[") + body.count(b"{") <= bound
+
+
+def _same_and_read_by_msgspec_if_meant(body: bytes) -> bool:
+    """``_same``, and msgspec read the body iff it was meant to (so the fast path was tested on it):
+    whether it did."""
+    with _msgspec_reads() as read:
+        _same(body)
+    assert (body in read) == _meant_for_the_fast_path(body), body[:300]
+    return body in read
 
 
 def _mutations_of_a_real_entry(real: dict[str, Any]) -> list[bytes]:
@@ -174,12 +263,18 @@ def _mutations_of_a_real_entry(real: dict[str, Any]) -> list[bytes]:
 
 
 def test_hostile_bodies_get_the_reference_s_answer(real_bodies: list[bytes]) -> None:
-    for body in HOSTILE_CORPUS:
-        _same(body)
+    for body in HOSTILE_FOR_THE_FAST_PATH:
+        with _msgspec_reads() as read:
+            _same(body)
+        assert read == [body], body[:300]  # the fast path's checks, not only the reference's, were tested
+    for body in HOSTILE_FOR_THE_REFERENCE:
+        with _msgspec_reads() as read:
+            _same(body)
+        assert read == [], body[:300]
     entries = [json.loads(b) for b in real_bodies if b'"type":"entry"' in b]
     for real in entries[:: max(1, len(entries) // 40)]:
         for body in _mutations_of_a_real_entry(real):
-            _same(body)
+            _same_and_read_by_msgspec_if_meant(body)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -189,8 +284,10 @@ def test_any_change_to_a_real_body_gets_the_reference_s_answer(
 ) -> None:
     """A real body with a place anywhere in it (a payload's leaf, an envelope field, the whole payload)
     replaced by hostile JSON, or unchanged, written out in any of the spellings a reader meets (the
-    reference takes a real body however it is spelt, the fast path only canonical); or its bytes cut,
-    spliced or doubled anywhere; or one of its keys given twice."""
+    reference takes a real body however it is spelt; msgspec reads only a body opening with the key
+    the uplink writes first, and the fast path takes only canonical text); or its bytes cut, spliced or
+    doubled anywhere; or one of its keys given twice. Each body meant for the fast path is checked to
+    have reached msgspec (``--hypothesis-show-statistics`` counts them)."""
     body = real_bodies[data.draw(st.integers(0, len(real_bodies) - 1))]
     document = json.loads(body)
     how = data.draw(st.sampled_from(["value", "value", "respell", "bytes", "duplicate"]))
@@ -223,6 +320,12 @@ def test_any_change_to_a_real_body_gets_the_reference_s_answer(
             except ValueError:
                 mutated = json.dumps(document).encode()
         else:
+            if spelling == "unsorted" and isinstance(document, dict) and document:
+                # The key the uplink writes first kept first (the fast path reads only a body opening
+                # with it), the others in any order.
+                first, *others = sorted(document)
+                others = data.draw(st.permutations(others))
+                document = {name: document[name] for name in [first, *others]}
             mutated = json.dumps(
                 document,
                 ensure_ascii=spelling == "ascii",
@@ -240,10 +343,21 @@ def test_any_change_to_a_real_body_gets_the_reference_s_answer(
         key = keys[data.draw(st.integers(0, len(keys) - 1))]
         value = json.dumps(data.draw(HOSTILE_VALUES), ensure_ascii=False).encode("utf-8", "surrogatepass")
         name = key.removeprefix("payload.").encode()
-        opening = b'"payload":{' if key.startswith("payload.") else b"{"
-        at = body.index(opening) + len(opening)
-        mutated = body[:at] + b'"' + name + b'":' + value + b"," + body[at:]
-    _same(mutated)
+        if key.startswith("payload."):
+            at = body.index(b'"payload":{') + len(b'"payload":{')
+            mutated = body[:at] + b'"' + name + b'":' + value + b"," + body[at:]
+        else:
+            # After the opening key's value (the body keeps the opening the fast path reads, and the key
+            # given twice is read by msgspec, first or second) or last.
+            if data.draw(st.booleans()):
+                text = body.decode("utf-8")
+                _, opening_value_end = json.JSONDecoder().raw_decode(text, text.index(":") + 1)
+                at = len(text[:opening_value_end].encode("utf-8"))
+            else:
+                at = len(body) - 1
+            mutated = body[:at] + b',"' + name + b'":' + value + body[at:]
+    read = _same_and_read_by_msgspec_if_meant(mutated)
+    event(f"{how}: {'read by msgspec' if read else 'left to the reference'}")
 
 
 @settings(max_examples=400, deadline=None)

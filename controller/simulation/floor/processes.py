@@ -5,6 +5,7 @@ asked first, killed when it does not go in time."""
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import socket
 import subprocess
@@ -12,6 +13,8 @@ import time
 from pathlib import Path
 
 from controller.errors import ServerError
+
+_TCP_LISTEN = "0A"  # a socket's state in /proc/net/tcp: listening
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -22,16 +25,61 @@ def free_port(host: str = "127.0.0.1") -> int:
         return port
 
 
+def _listening_inodes(port: int) -> set[str]:
+    """The socket inodes of every TCP socket on this machine listening on ``port`` (any address)."""
+    inodes: set[str] = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError), open(table) as lines:
+            next(lines)
+            for line in lines:
+                fields = line.split()
+                if fields[3] == _TCP_LISTEN and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                    inodes.add(fields[9])
+    return inodes
+
+
+def _socket_inodes(pid: int) -> set[str] | None:
+    """The inodes of the sockets process ``pid`` holds; None: its descriptors cannot be read here."""
+    inodes: set[str] = set()
+    try:
+        names = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return None
+    for name in names:
+        with contextlib.suppress(OSError):
+            target = os.readlink(f"/proc/{pid}/fd/{name}")
+            if target.startswith("socket:["):
+                inodes.add(target[len("socket:[") : -1])
+    return inodes
+
+
+def _listens(host: str, port: int, process: subprocess.Popen[bytes]) -> bool:
+    """Whether ``process`` itself listens on ``port``. A connection to host:port is not enough: another
+    process that took the port first (a port probed free here and bound by another test run's server
+    before ours, under pytest-xdist's workers) answers it while ours fails to bind and exits."""
+    held = _socket_inodes(process.pid)
+    if held is None:  # /proc unreadable (not Linux, or another user's child): the connection, as before
+        with contextlib.suppress(OSError), socket.create_connection((host, port), timeout=0.2):
+            return True
+        return False
+    return bool(held & _listening_inodes(port))
+
+
 def wait_port(host: str, port: int, process: subprocess.Popen[bytes], timeout_s: float, log: Path) -> None:
+    """Until ``process`` listens on host:``port``, bounded; a child that exits first (its port taken:
+    "address already in use" in its log) or is not listening in time is a ServerError with its log."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise ServerError(f"{process.args!r} exited with {process.returncode}: {log_tail(log)}")
-        with contextlib.suppress(OSError), socket.create_connection((host, port), timeout=0.2):
+        if _listens(host, port, process):
             return
         time.sleep(0.05)
     process.kill()
-    raise ServerError(f"{process.args!r} did not listen on {host}:{port} in {timeout_s} s: {log_tail(log)}")
+    taken = " (another process listens there)" if _listening_inodes(port) else ""
+    raise ServerError(
+        f"{process.args!r} did not listen on {host}:{port} in {timeout_s} s{taken}: {log_tail(log)}"
+    )
 
 
 def log_tail(log: Path, lines: int = 5) -> str:

@@ -14,12 +14,14 @@ from pathlib import Path
 
 import pytest
 
+from controller.simulation.floor.processes import PORT_SLICE_ENV, port_slice
 from controller.simulation.floor.servers import (
     NatsServer,
     PostgresCluster,
     ServerError,
     TlsFiles,
     admin_user,
+    free_port,
 )
 
 
@@ -62,3 +64,27 @@ def test_a_postgresql_on_a_taken_port_is_not_started(cluster_directory: Path) ->
                 cluster.start()
         finally:
             cluster.stop(mode="immediate")
+
+
+@pytest.mark.parametrize("own_slice", ["0/2", "1/2", "2/3"])
+def test_free_port_names_ports_of_its_own_slice_only(monkeypatch: pytest.MonkeyPatch, own_slice: str) -> None:
+    """Two workers given slices 0/2 and 1/2 are never handed the same port by free_port()."""
+    own, slices = (int(part) for part in own_slice.split("/"))
+    monkeypatch.setenv(PORT_SLICE_ENV, own_slice)
+    ports = [free_port() for _ in range(200)]
+    assert [port for port in ports if port_slice(port, slices) != own] == []
+
+
+def test_a_bad_slice_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(PORT_SLICE_ENV, "2/2")
+    with pytest.raises(ServerError, match=r"FLUSHTABLE_PORT_SLICE='2/2': expected K/N with 0 <= K < N"):
+        free_port()
+
+
+def test_each_xdist_worker_has_a_slice_of_its_own(request: pytest.FixtureRequest) -> None:
+    """tests/conftest.py gives worker gwK of N the slice K/N (one process: no slice, any free port)."""
+    worker = getattr(request.config, "workerinput", None)
+    if worker is None:
+        assert os.environ.get(PORT_SLICE_ENV, "") == ""
+    else:
+        assert os.environ[PORT_SLICE_ENV] == f"{int(worker['workerid'][2:])}/{worker['workercount']}"

@@ -17,12 +17,41 @@ from controller.errors import ServerError
 _TCP_LISTEN = "0A"  # a socket's state in /proc/net/tcp: listening
 
 
+# Processes that probe ports at the same time on one machine (pytest-xdist's workers: tests/conftest.py
+# sets it in each) each take a slice of the ports, "K/N": free_port() then returns only ports of slice K
+# of N, so two of them never name the same port (a port probed free is closed again, and a server
+# binds it later: in between, another process probing could be handed it too). Unset: any free port.
+PORT_SLICE_ENV = "FLUSHTABLE_PORT_SLICE"
+_SLICE_TRIES = 1000  # bounded: a slice of N is one port the kernel picks in N, on average
+
+
+def port_slice(port: int, slices: int) -> int:
+    """Which of ``slices`` slices ``port`` is in. Over port // 2: Linux hands bind(..., 0) ports of one
+    parity only (odd; connect() takes the even ones), so port % 2 would put every port in one slice."""
+    return (port // 2) % slices
+
+
+def _own_slice() -> tuple[int, int] | None:
+    """(K, N) from PORT_SLICE_ENV; None when it is unset or empty."""
+    text = os.environ.get(PORT_SLICE_ENV, "")
+    if not text:
+        return None
+    own, _, slices = text.partition("/")
+    if not (own.isdigit() and slices.isdigit() and int(own) < int(slices)):
+        raise ServerError(f"{PORT_SLICE_ENV}={text!r}: expected K/N with 0 <= K < N, like 0/2")
+    return int(own), int(slices)
+
+
 def free_port(host: str = "127.0.0.1") -> int:
-    """A TCP port nobody listens on now (the OS picks it)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        port: int = sock.getsockname()[1]
-        return port
+    """A TCP port nobody listens on now (the OS picks it), of this process's slice when it has one."""
+    own_slice = _own_slice()
+    for _ in range(_SLICE_TRIES):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.bind((host, 0))
+            port: int = sock.getsockname()[1]
+        if own_slice is None or port_slice(port, own_slice[1]) == own_slice[0]:
+            return port
+    raise ServerError(f"no free port of slice {os.environ[PORT_SLICE_ENV]} on {host} in {_SLICE_TRIES} tries")
 
 
 def _listening_inodes(port: int) -> set[str]:

@@ -88,3 +88,13 @@ def test_each_xdist_worker_has_a_slice_of_its_own(request: pytest.FixtureRequest
         assert os.environ.get(PORT_SLICE_ENV, "") == ""
     else:
         assert os.environ[PORT_SLICE_ENV] == f"{int(worker['workerid'][2:])}/{worker['workercount']}"
+
+
+def test_free_port_does_not_name_a_port_again_soon(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two probes of one process before either server binds (a floor's client and leaf ports, a demo's
+    panel port and then its servers') are two ports: the kernel may hand a closed probe's port out again
+    at once, and within a slice it has half as many to pick from."""
+    monkeypatch.setenv(PORT_SLICE_ENV, "0/2")
+    ports = [free_port() for _ in range(2000)]
+    again = [(index, port) for index, port in enumerate(ports) if port in ports[max(0, index - 64) : index]]
+    assert again == []

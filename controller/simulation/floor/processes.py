@@ -10,6 +10,7 @@ import signal
 import socket
 import subprocess
 import time
+from collections import deque
 from pathlib import Path
 
 from controller.errors import ServerError
@@ -23,6 +24,9 @@ _TCP_LISTEN = "0A"  # a socket's state in /proc/net/tcp: listening
 # binds it later: in between, another process probing could be handed it too). Unset: any free port.
 PORT_SLICE_ENV = "FLUSHTABLE_PORT_SLICE"
 _SLICE_TRIES = 1000  # bounded: a slice of N is one port the kernel picks in N, on average
+# The ports this process named last: not named again while they may still be waiting for their server
+# (two probes before either binds: a floor's client and leaf ports).
+_RECENT_PORTS: deque[int] = deque(maxlen=64)
 
 
 def port_slice(port: int, slices: int) -> int:
@@ -43,15 +47,20 @@ def _own_slice() -> tuple[int, int] | None:
 
 
 def free_port(host: str = "127.0.0.1") -> int:
-    """A TCP port nobody listens on now (the OS picks it), of this process's slice when it has one."""
+    """A TCP port nobody listens on now (the OS picks it), of this process's slice when it has one, and
+    none of the last ones this process named."""
     own_slice = _own_slice()
     for _ in range(_SLICE_TRIES):
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
             sock.bind((host, 0))
             port: int = sock.getsockname()[1]
-        if own_slice is None or port_slice(port, own_slice[1]) == own_slice[0]:
+        if (
+            own_slice is None or port_slice(port, own_slice[1]) == own_slice[0]
+        ) and port not in _RECENT_PORTS:
+            _RECENT_PORTS.append(port)
             return port
-    raise ServerError(f"no free port of slice {os.environ[PORT_SLICE_ENV]} on {host} in {_SLICE_TRIES} tries")
+    wanted = f" of slice {os.environ[PORT_SLICE_ENV]}" if own_slice is not None else ""
+    raise ServerError(f"no free port{wanted} on {host} in {_SLICE_TRIES} tries")
 
 
 def _listening_inodes(port: int) -> set[str]:

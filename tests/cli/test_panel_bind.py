@@ -19,14 +19,11 @@ from pathlib import Path
 from controller.commands.run import add_arguments, panel_address
 from controller.config import DEFAULT_CONFIG_TOML, load_config
 
+# Of this pytest-xdist worker's slice: the other worker's probes never name the port our child binds.
+from controller.simulation.floor.processes import free_port
+
 ROOT = Path(__file__).resolve().parents[2]
 REACH_WITHIN_S = 60.0
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def config_binding(directory: Path, port: int) -> Path:

@@ -10,6 +10,7 @@ import pytest
 
 from controller.cli import main
 from controller.config import ConfigError, load_config, parse_config
+from controller.gamemath.cache import CACHE_ENV
 from controller.rules.paytables import PRESETS
 from tests.config.test_config import KEY_A, KEY_B, edit
 
@@ -141,12 +142,16 @@ def test_allow_inverted_is_a_boolean_and_only_where_it_is_needed(flag: str, mess
 
 
 def test_the_par_sheet_of_a_configuration_shows_the_inverted_paytable(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # The par sheet kept in a cache of this test's own, not the user's ~/.cache (shared by every run and
+    # by both pytest-xdist workers).
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "par-sheets"))
     config_file = tmp_path / "table.toml"
     config_file.write_text(INVERTED.replace("4 = 1 }", "4 = 1, allow_inverted = true }"))
     assert main(["math", "--config", str(config_file)]) == 0
-    report = capsys.readouterr().out
+    report, progress = capsys.readouterr()
+    assert f"kept in the cache {tmp_path / 'par-sheets'}/" in progress
     assert "Par sheet: top-flush (house-banked)" in report
     assert (
         "Side bet top_flush_bonus (custom)\n"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import tracemalloc
 import uuid
 from collections.abc import Callable
@@ -25,7 +26,7 @@ from controller.floor.service import FloorService
 from controller.floor.verify import auditor_session, verify_table
 from controller.journal import entries as typed
 from controller.simulation.floor.embedded import EmbeddedFloor
-from controller.simulation.floor.servers import PostgresCluster, free_port
+from controller.simulation.floor.servers import PostgresCluster
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import Running, Tables, last_seq, wait_until
 from tests.floor.test_floor_typed_columns import INSERT_WAGER, _write_chain
@@ -199,8 +200,13 @@ def test_a_wrong_password_or_no_server_is_one_line(
     assert "password authentication failed" in err
     assert err.count("\n") == 1, err
 
-    nobody = f"host=127.0.0.1 port={free_port()} dbname=floor user=flushtable_floor_reporting password=x"
-    code, out, err = _verify(capsys, _hand_written_config(tmp_path / "b", nobody))
+    # A port bound here and never listened on: refused, and no other process (the other pytest-xdist
+    # worker's server) can listen there while the check runs, as it could on a port probed and closed.
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as held:
+        held.bind(("127.0.0.1", 0))
+        port = held.getsockname()[1]
+        nobody = f"host=127.0.0.1 port={port} dbname=floor user=flushtable_floor_reporting password=x"
+        code, out, err = _verify(capsys, _hand_written_config(tmp_path / "b", nobody))
     assert (code, out) == (2, "")
     assert err.startswith("flushtable floor: PostgreSQL: "), err
     assert "Connection refused" in err or "connection refused" in err, err

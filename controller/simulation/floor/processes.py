@@ -5,33 +5,119 @@ asked first, killed when it does not go in time."""
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import socket
 import subprocess
 import time
+from collections import deque
 from pathlib import Path
 
 from controller.errors import ServerError
 
+_TCP_LISTEN = "0A"  # a socket's state in /proc/net/tcp: listening
+
+
+# Processes that probe ports at the same time on one machine (pytest-xdist's workers: tests/conftest.py
+# sets it in each) each take a slice of the ports, "K/N": free_port() then returns only ports of slice K
+# of N, so two of them never name the same port (a port probed free is closed again, and a server
+# binds it later: in between, another process probing could be handed it too). Unset: any free port.
+PORT_SLICE_ENV = "FLUSHTABLE_PORT_SLICE"
+_SLICE_TRIES = 1000  # bounded: a slice of N is one port the kernel picks in N, on average
+# The ports this process named last: not named again while they may still be waiting for their server
+# (two probes before either binds: a floor's client and leaf ports).
+_RECENT_PORTS: deque[int] = deque(maxlen=64)
+
+
+def port_slice(port: int, slices: int) -> int:
+    """Which of ``slices`` slices ``port`` is in. Over port // 2: Linux hands bind(..., 0) ports of one
+    parity only (odd; connect() takes the even ones), so port % 2 would put every port in one slice."""
+    return (port // 2) % slices
+
+
+def _own_slice() -> tuple[int, int] | None:
+    """(K, N) from PORT_SLICE_ENV; None when it is unset or empty."""
+    text = os.environ.get(PORT_SLICE_ENV, "")
+    if not text:
+        return None
+    own, _, slices = text.partition("/")
+    if not (own.isdigit() and slices.isdigit() and int(own) < int(slices)):
+        raise ServerError(f"{PORT_SLICE_ENV}={text!r}: expected K/N with 0 <= K < N, like 0/2")
+    return int(own), int(slices)
+
 
 def free_port(host: str = "127.0.0.1") -> int:
-    """A TCP port nobody listens on now (the OS picks it)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        port: int = sock.getsockname()[1]
-        return port
+    """A TCP port nobody listens on now (the OS picks it), of this process's slice when it has one, and
+    none of the last ones this process named."""
+    own_slice = _own_slice()
+    for _ in range(_SLICE_TRIES):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.bind((host, 0))
+            port: int = sock.getsockname()[1]
+        if (
+            own_slice is None or port_slice(port, own_slice[1]) == own_slice[0]
+        ) and port not in _RECENT_PORTS:
+            _RECENT_PORTS.append(port)
+            return port
+    wanted = f" of slice {os.environ[PORT_SLICE_ENV]}" if own_slice is not None else ""
+    raise ServerError(f"no free port{wanted} on {host} in {_SLICE_TRIES} tries")
+
+
+def _listening_inodes(port: int) -> set[str]:
+    """The socket inodes of every TCP socket on this machine listening on ``port`` (any address)."""
+    inodes: set[str] = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError), open(table) as lines:
+            next(lines)
+            for line in lines:
+                fields = line.split()
+                if fields[3] == _TCP_LISTEN and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                    inodes.add(fields[9])
+    return inodes
+
+
+def _socket_inodes(pid: int) -> set[str] | None:
+    """The inodes of the sockets process ``pid`` holds; None: its descriptors cannot be read here."""
+    inodes: set[str] = set()
+    try:
+        names = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return None
+    for name in names:
+        with contextlib.suppress(OSError):
+            target = os.readlink(f"/proc/{pid}/fd/{name}")
+            if target.startswith("socket:["):
+                inodes.add(target[len("socket:[") : -1])
+    return inodes
+
+
+def _listens(host: str, port: int, process: subprocess.Popen[bytes]) -> bool:
+    """Whether ``process`` itself listens on ``port``. A connection to host:port is not enough: another
+    process that took the port first (a port probed free here and bound by another test run's server
+    before ours, under pytest-xdist's workers) answers it while ours fails to bind and exits."""
+    held = _socket_inodes(process.pid)
+    if held is None:  # /proc unreadable (not Linux, or another user's child): the connection, as before
+        with contextlib.suppress(OSError), socket.create_connection((host, port), timeout=0.2):
+            return True
+        return False
+    return bool(held & _listening_inodes(port))
 
 
 def wait_port(host: str, port: int, process: subprocess.Popen[bytes], timeout_s: float, log: Path) -> None:
+    """Until ``process`` listens on host:``port``, bounded; a child that exits first (its port taken:
+    "address already in use" in its log) or is not listening in time is a ServerError with its log."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise ServerError(f"{process.args!r} exited with {process.returncode}: {log_tail(log)}")
-        with contextlib.suppress(OSError), socket.create_connection((host, port), timeout=0.2):
+        if _listens(host, port, process):
             return
         time.sleep(0.05)
     process.kill()
-    raise ServerError(f"{process.args!r} did not listen on {host}:{port} in {timeout_s} s: {log_tail(log)}")
+    taken = " (another process listens there)" if _listening_inodes(port) else ""
+    raise ServerError(
+        f"{process.args!r} did not listen on {host}:{port} in {timeout_s} s{taken}: {log_tail(log)}"
+    )
 
 
 def log_tail(log: Path, lines: int = 5) -> str:

@@ -29,6 +29,15 @@ the others' acked unread): before and after on one stream, in one run.
 consumers' ``max_ack_pending`` N (kept equal, as the product keeps them), labelled with it: what a batch's
 size does to the CPU per message, side by side in one run. Without it, the defaults (1000).
 
+``--wrap KIND`` (repeatable; each ``--code`` run with each): the service run under a tool, started or
+attached at its first commit and stopped at its last (the catch-up, its start-up left out), the tool's
+output in ``--wrap-dir``: ``strace`` (``strace -c -f -p``: the system calls by kind), ``callgrind``
+(valgrind's instruction counts, deterministic whatever the machine's load; instrumentation switched on
+at the first commit, dumped at the last), ``callgrind-marked`` (the same, the service's parts marked,
+bench/account_parts.py), ``none`` (as without the option). A tool's own cost is in that run's CPU
+figures: wrapped runs are for counts, not for the CPU. Every run records the service's user and system
+CPU apart, and the catch-up's wall-clock seconds (what its timers' wakeups scale with).
+
 ``--profile-dir``: each run's service under cProfile on the process's CPU clock
 (bench/profile_process_clock.py), its file there (the profile's own cost is in that run's figures:
 profile runs are for where the time goes, not for the figures; bench/profile_parts.py cuts them into
@@ -57,7 +66,7 @@ from psycopg import sql
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench_floor import CpuMeter, _journal_total, _stream_count, _tree_cpu_s, _wait_count
+from bench_floor import _TICKS_PER_S, CpuMeter, _journal_total, _stream_count, _tree_cpu_s, _wait_count
 
 from controller.floor.config import write_floor_config
 from controller.floor.stream import MAX_ACK_PENDING, ensure_stream
@@ -72,6 +81,22 @@ from controller.uplink.wire import STREAM_NAME, SUBJECT_ROOT
 
 _HERE = Path(__file__).resolve().parents[1]
 LEASE_TTL_S = 6.0
+WRAPS = ("none", "strace", "callgrind", "callgrind-marked")
+
+
+def _user_system_s(pid: int) -> tuple[float, float]:
+    """(user, system) CPU seconds of a live process (its own, not its children's: the service has none)."""
+    text = Path(f"/proc/{pid}/stat").read_text()
+    fields = text[text.rindex(")") + 2 :].split()  # after "pid (comm) "
+    return int(fields[11]) / _TICKS_PER_S, int(fields[12]) / _TICKS_PER_S
+
+
+def _wrap_prefix(wrap: str, wrap_dir: Path, label: str) -> list[str]:
+    """The command the service runs under for ``wrap`` (before its python)."""
+    if wrap.startswith("callgrind"):
+        out = wrap_dir / f"callgrind-{label}.%p"
+        return ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}"]
+    return []
 
 
 async def _fill(floor: EmbeddedFloor, ids: list[str], base: Path, rounds: int, seed: int) -> int:
@@ -232,9 +257,10 @@ async def _drain_workers(  # noqa: PLR0917 - one run's context
     }
 
 
-def _label(code: Path, size: int | None) -> str:
-    """A run's label: its checkout, and its batch size when several were asked for."""
-    return str(code) if size is None else f"{code}, batch {size}"
+def _label(code: Path, size: int | None, wrap: str = "none") -> str:
+    """A run's label: its checkout, its batch size when several were asked for, its tool if any."""
+    label = str(code) if size is None else f"{code}, batch {size}"
+    return label if wrap == "none" else f"{label}, {wrap}"
 
 
 def _workers_label(workers: int, partitions: int, *, every_message: bool, code: Path | None = None) -> str:
@@ -252,36 +278,70 @@ async def _drain(  # noqa: PLR0917 - one run's context
     profile: Path | None,
     max_ack_pending: int,
     label: str | None = None,
+    wrap: str = "none",
+    wrap_dir: Path | None = None,
 ) -> dict[str, Any]:
     await _reset(floor, 0, max_ack_pending)
     load_at_start = _load()
     meter = CpuMeter(floor)
-    command = [sys.executable]
+    wrapped = wrap != "none"
+    tag = f"{len(list(wrap_dir.iterdir())) if wrap_dir else 0}-{wrap}"
+    command = _wrap_prefix(wrap, wrap_dir, tag) if wrap_dir is not None else []
+    command += [sys.executable]
     if profile is not None:
         # On the process's CPU clock: a wall-clock profile on a loaded machine counts waits for a core.
         command += [str(Path(__file__).resolve().parent / "profile_process_clock.py"), str(profile)]
+    if wrap == "callgrind-marked":
+        command += [str(Path(__file__).resolve().parent / "account_parts.py")]
     command += ["-m", "controller.cli", "floor", "serve", "--config", str(config_path)]
     env = {**os.environ, "PYTHONPATH": str(code)}
     with (config_path.parent / "floor-service.log").open("ab") as service_log:
         process = subprocess.Popen(command, env=env, stdout=service_log, stderr=subprocess.STDOUT, cwd=code)
     meter.floor_pids = [process.pid]
+    tracer: subprocess.Popen[bytes] | None = None
     try:
-        await _wait_count(floor.reporting_dsn, 1, 120)
+        # A tool slows the service tens of times: its bounds are the tool's.
+        await _wait_count(floor.reporting_dsn, 1, 1200 if wrapped else 120)
+        if wrap == "strace" and wrap_dir is not None:
+            out = wrap_dir / f"strace-{tag}.txt"
+            tracer = subprocess.Popen(["strace", "-c", "-f", "-o", str(out), "-p", str(process.pid)])
+        elif wrap.startswith("callgrind"):
+            subprocess.run(
+                ["callgrind_control", "-i", "on", str(process.pid)], check=True, capture_output=True
+            )
         at_first = meter.read()
-        await _wait_count(floor.reporting_dsn, entries, 900)
+        user_system_first = _user_system_s(process.pid)
+        wall_first = time.perf_counter()
+        await _wait_count(floor.reporting_dsn, entries, 7200 if wrapped else 900)
+        wall_s = time.perf_counter() - wall_first
         at_last = meter.read()
+        user_system_last = _user_system_s(process.pid)
+        if tracer is not None:
+            tracer.send_signal(signal.SIGINT)  # detaches, writes its table
+            tracer.wait(timeout=120)
+        elif wrap.startswith("callgrind"):
+            subprocess.run(
+                ["callgrind_control", "-d", "catch-up", str(process.pid)], check=True, capture_output=True
+            )
     finally:
+        if tracer is not None and tracer.poll() is None:
+            tracer.send_signal(signal.SIGINT)
+            tracer.wait(timeout=120)
         process.send_signal(signal.SIGTERM)
-        process.wait(timeout=60)
+        process.wait(timeout=600 if wrapped else 60)
     span_s, verified = _floor_figures(floor, entries, str(code))
     doubled = 0
     spent = CpuMeter.spent(at_first, at_last)
+    user_s = user_system_last[0] - user_system_first[0]
+    system_s = user_system_last[1] - user_system_first[1]
     return {
         "code": label or str(code),
+        "wrap": wrap,
         "load_average_1m": round(os.getloadavg()[0], 2),
         "load_average_1_5_15m_at_start": load_at_start,
         "load_average_1_5_15m_at_end": _load(),
         "commit_span_s": round(span_s, 2),
+        "catch_up_wall_s": round(wall_s, 2),
         "entries_per_s_committing": round(entries / span_s) if span_s else None,
         "max_ack_pending": max_ack_pending,
         "cpu_s": spent,
@@ -290,6 +350,11 @@ async def _drain(  # noqa: PLR0917 - one run's context
             for name, cpu_s in spent.items()
             if name != "tables_and_uplinks"
         },
+        "floor_service_user_system_s": [round(user_s, 2), round(system_s, 2)],
+        "floor_service_user_system_ms_per_1000_messages": [
+            round(1_000_000 * user_s / messages, 1),
+            round(1_000_000 * system_s / messages, 1),
+        ],
         "doubled": doubled,
         "chains_verified": verified,
     }
@@ -314,10 +379,17 @@ async def bench(args: argparse.Namespace, base: Path) -> dict[str, Any]:
             for size in sizes
         }
         codes = [Path(c).resolve() for c in args.code] or [_HERE]
-        labels = [_label(code, size) for code in codes for size in sizes]
+        wraps: list[str] = list(args.wrap) or ["none"]
+        wrap_dir = Path(args.wrap_dir).resolve() if args.wrap_dir else None
+        if wrap_dir is not None:
+            wrap_dir.mkdir(parents=True, exist_ok=True)
+        elif wraps != ["none"]:
+            raise SystemExit("bench_floor_cpu: --wrap needs --wrap-dir")
+        shapes = [(code, size, wrap) for code in codes for size in sizes for wrap in wraps]
+        labels = [_label(code, size, wrap) for code, size, wrap in shapes]
         runs: list[dict[str, Any]] = []
         for turn in range(args.repeat):
-            for index, (code, size) in enumerate((code, size) for code in codes for size in sizes):
+            for index, (code, size, wrap) in enumerate(shapes):
                 config_path = config_paths[size]
                 max_ack_pending = size or args.max_ack_pending
                 profile = Path(args.profile_dir) / f"floor-{index}-{turn}.prof" if args.profile_dir else None
@@ -330,7 +402,9 @@ async def bench(args: argparse.Namespace, base: Path) -> dict[str, Any]:
                         messages,
                         profile,
                         max_ack_pending,
-                        _label(code, size),
+                        _label(code, size, wrap),
+                        wrap,
+                        wrap_dir,
                     )
                 )
                 print(json.dumps(runs[-1]), file=sys.stderr)
@@ -426,6 +500,14 @@ def main() -> None:
         default=[],
         help="the service's batch_size and the consumers' max_ack_pending (repeatable: each code with each)",
     )
+    parser.add_argument(
+        "--wrap",
+        choices=WRAPS,
+        action="append",
+        default=[],
+        help="run the service under a tool over its catch-up (repeatable: each code with each)",
+    )
+    parser.add_argument("--wrap-dir", default=None, help="where the tools write (needed with --wrap)")
     parser.add_argument("--out", default=None, help="also write the JSON to bench/results/FILE")
     args = parser.parse_args()
     configure_logging(level="warning")

@@ -169,10 +169,14 @@ class FloorClient(Client):
             raise nats_errors.ConnectionClosedError
         if self.is_draining_pubs:
             raise nats_errors.ConnectionDrainingError
-        if any(not subject for subject in subjects):
+        if "" in subjects:  # in C: 123 instructions a subject, against 335 for a generator in any()
             raise nats_errors.BadSubjectError
         tail = b"  " + str(len(payload)).encode() + b"\r\n" + payload + b"\r\n"
-        command = b"".join([b"PUB " + subject.encode() + tail for subject in subjects])
+        # One join in C, each separator a command's tail and the next one's opening: the same bytes as
+        # ``b"PUB " + subject.encode() + tail`` joined, without two concatenations a subject in Python
+        # (together about 1,000 of the 1,840 instructions a message the acks cost; docs/floor.md "Twelfth
+        # stop").
+        command = b"PUB " + (tail + b"PUB ").join(map(str.encode, subjects)) + tail
         if not self.is_connected and (
             self._max_pending_size <= 0 or len(command) + self._pending_data_size > self._max_pending_size
         ):

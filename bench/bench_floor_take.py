@@ -55,6 +55,27 @@ def _bodies(base: Path, rounds: int, *, private_parts: bool = False) -> list[tup
     return bodies
 
 
+# Each delivery's header block, as an uplink's publish carries it.
+_HEADERS = b"NATS/1.0\r\nNats-Msg-Id: W0:1:0123456789abcdef0123456789abcdef\r\nFlushtable-Pos: 1.0\r\n\r\n"
+
+
+def _deliveries(bodies: list[tuple[str, bytes]], delivery: Any, raw_headers: Any) -> list[Any]:
+    """Each body as the intake hands it to the batch, built with the ``Delivery`` and ``RawHeaders`` of
+    the checkout under measure: with its stream sequence read at the intake (a delivery is its
+    Incoming), or, in checkouts before that, without it (``Incoming.of`` read it in the batch)."""
+    with_seq = "stream_seq" in delivery.__struct_fields__
+    return [
+        delivery(
+            subject=f"flushtable.main.{table_id}.journal",
+            reply=f"$JS.ACK.FLUSHTABLE.floor.1.{n}.{n}.1764912345123456789.5",
+            data=body,
+            headers=raw_headers(_HEADERS),
+            **({"stream_seq": n} if with_seq else {}),
+        )
+        for n, (table_id, body) in enumerate(bodies, 1)
+    ]
+
+
 def _best_us(run: Callable[[], float], repeat: int) -> float:
     return round(min(run() for _ in range(repeat)), 2)
 
@@ -75,20 +96,7 @@ def bench(rounds: int, repeat: int, *, private_parts: bool = False) -> dict[str,
     finally:
         shutil.rmtree(base, ignore_errors=True)
     tables = sorted({table_id for table_id, _ in bodies})
-    headers = b"NATS/1.0\r\nNats-Msg-Id: W0:1:0123456789abcdef0123456789abcdef\r\nFlushtable-Pos: 1.0\r\n\r\n"
-    # A delivery as the checkout under measure builds one: with its stream sequence read at the intake
-    # (a delivery is its Incoming), or, before that, without it (``Incoming.of`` read it in the batch).
-    with_seq = "stream_seq" in Delivery.__struct_fields__
-    deliveries = [
-        Delivery(
-            subject=f"flushtable.main.{table_id}.journal",
-            reply=f"$JS.ACK.FLUSHTABLE.floor.1.{n}.{n}.1764912345123456789.5",
-            data=body,
-            headers=RawHeaders(headers),
-            **({"stream_seq": n} if with_seq else {}),
-        )
-        for n, (table_id, body) in enumerate(bodies, 1)
-    ]
+    deliveries = _deliveries(bodies, Delivery, RawHeaders)
     as_incoming = getattr(Incoming, "of", None) or (lambda delivery: delivery)
     count = len(deliveries)
 
@@ -142,7 +150,7 @@ def bench(rounds: int, repeat: int, *, private_parts: bool = False) -> dict[str,
         started = time.process_time()
         for subject, reply, body in wire_messages:
             with contextlib.suppress(StopIteration):
-                client._process_msg(1, subject, reply, body, headers).send(None)
+                client._process_msg(1, subject, reply, body, _HEADERS).send(None)
         for delivery in taken:
             delivery.headers.get("Nats-Stream-Source")
         spent = time.process_time() - started

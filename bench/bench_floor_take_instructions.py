@@ -34,7 +34,7 @@ def _take(code: Path, bodies_file: Path, passes: int) -> None:
     """Inside valgrind: one warm pass, then ``passes`` passes of the take."""
     sys.path.insert(0, str(code))
     sys.path.insert(1, str(Path(__file__).resolve().parent))
-    from bench_floor_take import _Config  # noqa: PLC0415 - the bench's own stand-in configuration
+    from bench_floor_take import _Config, _deliveries  # noqa: PLC0415 - the take bench's configuration, deliveries
 
     from controller.floor.checks import TableProjection  # noqa: PLC0415 - from the checkout under measure
     from controller.floor.intake import Delivery, RawHeaders  # noqa: PLC0415
@@ -46,17 +46,7 @@ def _take(code: Path, bodies_file: Path, passes: int) -> None:
 
     configure_logging(level="warning")
     bodies: list[tuple[str, bytes]] = pickle.loads(bodies_file.read_bytes())
-    headers = b"NATS/1.0\r\nNats-Msg-Id: W0:1:0123456789abcdef0123456789abcdef\r\nFlushtable-Pos: 1.0\r\n\r\n"
-    deliveries = [
-        Delivery(
-            subject=f"flushtable.main.{table_id}.journal",
-            reply=f"$JS.ACK.FLUSHTABLE.floor.1.{n}.{n}.1764912345123456789.5",
-            data=body,
-            headers=RawHeaders(headers),
-            stream_seq=n,
-        )
-        for n, (table_id, body) in enumerate(bodies, 1)
-    ]
+    deliveries = _deliveries(bodies, Delivery, RawHeaders)
     tables = sorted({table_id for table_id, _ in bodies})
 
     def take_all() -> None:

@@ -10,7 +10,8 @@ from the task that awaits it, up to its next suspension) does, so what it waits 
 work, the loop's) is not counted in it. The markers are a small C extension built here with gcc (a
 bench tool's, not the product's); each marked call costs the call around it (a few hundred
 instructions, counted in the caller: compare a run without the markers). Used by
-bench/bench_floor_cpu.py ``--wrap callgrind-marked`` (docs/floor.md "Twelfth stop").
+bench/bench_floor_cpu.py ``--wrap callgrind-marked`` (docs/floor.md "Twelfth stop: where the
+service's whole CPU goes").
 """
 
 from __future__ import annotations

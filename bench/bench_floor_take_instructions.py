@@ -1,6 +1,6 @@
 """The floor's take counted in instructions a message (valgrind's callgrind), not timed: the count does
 not move with the machine's other work, so two revisions compare on a loaded machine (docs/floor.md
-"Eleventh stop: the take" and "Twelfth stop").
+"Eleventh stop: the take" and "Twelfth stop: the take compiled with mypyc").
 
     python bench/bench_floor_take_instructions.py [--rounds 20] [--private-parts] [--code DIR]...
 

@@ -175,7 +175,7 @@ class FloorClient(Client):
         # One join in C, each separator a command's tail and the next one's opening: the same bytes as
         # ``b"PUB " + subject.encode() + tail`` joined, without two concatenations a subject in Python
         # (together about 1,000 of the 1,840 instructions a message the acks cost; docs/floor.md "Twelfth
-        # stop").
+        # stop: where the service's whole CPU goes").
         command = b"PUB " + (tail + b"PUB ").join(map(str.encode, subjects)) + tail
         if not self.is_connected and (
             self._max_pending_size <= 0 or len(command) + self._pending_data_size > self._max_pending_size

@@ -24,7 +24,6 @@ from controller.simulation.floor.embedded import EmbeddedFloor
 from controller.simulation.floor.servers import (
     PostgresCluster,
     ServerError,
-    free_port,
     make_ca,
     nats_server_binary,
 )
@@ -86,7 +85,7 @@ def _cluster_dir() -> Path:
 def _running_cluster() -> Iterator[PostgresCluster]:
     """A cluster started in a directory of its own, on a free port; stopped and removed after."""
     directory = _cluster_dir()
-    cluster = PostgresCluster(directory, free_port())
+    cluster = PostgresCluster(directory, 0)  # its port picked after initdb (PostgresCluster)
     cluster.start()
     try:
         yield cluster

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import signal
 import socket
 import tempfile
 from collections.abc import Iterator
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from controller.simulation.floor import postgres as postgres_module
 from controller.simulation.floor.processes import PORT_SLICE_ENV, port_slice
 from controller.simulation.floor.servers import (
     NatsServer,
@@ -22,6 +24,7 @@ from controller.simulation.floor.servers import (
     TlsFiles,
     admin_user,
     free_port,
+    nats_server_binary,
 )
 
 
@@ -98,3 +101,54 @@ def test_free_port_does_not_name_a_port_again_soon(monkeypatch: pytest.MonkeyPat
     ports = [free_port() for _ in range(2000)]
     again = [(index, port) for index, port in enumerate(ports) if port in ports[max(0, index - 64) : index]]
     assert again == []
+
+
+def test_a_server_its_wrapper_runs_without_exec_is_started(tmp_path: Path, floor_tls_directory: Path) -> None:
+    """A nats-server run by a script that stays its parent (FLUSHTABLE_NATS_SERVER naming a wrapper that
+    does not exec it): the listener is the child's child, and the start still sees it."""
+    tls = TlsFiles(
+        floor_tls_directory / "ca.pem", floor_tls_directory / "server.pem", floor_tls_directory / "server.key"
+    )
+    wrapper = tmp_path / "nats-server-wrapper"
+    # `exit $?` after it: the shell waits for the server instead of running it as its last command.
+    wrapper.write_text(f'#!/bin/sh\n"{nats_server_binary()}" "$@"\nexit $?\n')
+    wrapper.chmod(0o755)
+    server = NatsServer(
+        tmp_path / "nats", free_port(), tls, [admin_user("admin-password")], binary=str(wrapper)
+    )
+    server.start_timeout_s = 15.0
+    try:
+        server.start()
+        assert server.process is not None
+        children = Path(f"/proc/{server.process.pid}/task/{server.process.pid}/children").read_text().split()
+        assert len(children) == 1, children  # the wrapper is still there, the server below it
+    finally:
+        if server.process is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(server.process.pid, signal.SIGKILL)  # the wrapper and its server: one session
+            server.process.wait(timeout=10)
+
+
+def test_a_postgresql_cluster_given_port_0_picks_it_after_initdb_and_keeps_it(
+    cluster_directory: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """initdb takes seconds: a port picked before it would lie unbound that long, for the other worker's
+    port-0 binds to be handed."""
+    data_initialised_when_picked: list[bool] = []
+
+    def recorded_pick() -> int:
+        data_initialised_when_picked.append((cluster_directory / "data" / "PG_VERSION").exists())
+        return free_port()
+
+    monkeypatch.setattr(postgres_module, "free_port", recorded_pick)
+    cluster = PostgresCluster(cluster_directory, 0)
+    try:
+        cluster.start()
+        port = cluster.port
+        assert port != 0
+        assert data_initialised_when_picked == [True]
+        cluster.stop()
+        cluster.start()
+        assert (cluster.port, data_initialised_when_picked) == (port, [True])
+    finally:
+        cluster.stop(mode="immediate")

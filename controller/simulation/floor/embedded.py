@@ -158,7 +158,7 @@ class EmbeddedFloor:
                 self.nats.leaf_listen = LeafListen(free_port(), leaf_users)
             self.nats.start()
         if self.postgres is None:
-            self.postgres = PostgresCluster(self.directory / "postgres", free_port())
+            self.postgres = PostgresCluster(self.directory / "postgres", 0)  # its port picked after initdb
             self._own_postgres = True
             self.postgres.start()
         self.setup_database()

@@ -15,7 +15,7 @@ from pathlib import Path
 import psycopg
 
 from controller.errors import ServerError
-from controller.simulation.floor.processes import end_child, wait_port
+from controller.simulation.floor.processes import end_child, free_port, wait_port
 
 POSTGRES_USER = "postgres"  # the Debian package's system user: a cluster is never run as root
 
@@ -51,7 +51,10 @@ def _cluster_user() -> _RunAs:
 @dataclass
 class PostgresCluster:
     """A PostgreSQL cluster of its own (initdb) under ``directory``, on 127.0.0.1:``port``, password
-    authentication for TCP. ``superuser_password`` is the cluster owner's, used only to set up."""
+    authentication for TCP. ``superuser_password`` is the cluster owner's, used only to set up.
+    ``port`` 0: a free port picked at the first start, after initdb, which takes seconds: a port
+    picked before it stays unbound that long, for another process to be handed (pytest-xdist's other
+    worker binding port 0). The port is kept for later starts."""
 
     directory: Path
     port: int
@@ -117,6 +120,8 @@ class PostgresCluster:
 
     def start(self) -> None:
         self.init()
+        if self.port == 0:
+            self.port = free_port()
         stored = self.directory / "superuser.pw"
         if stored.exists():
             self.superuser_password = stored.read_text().strip()

@@ -30,8 +30,8 @@ _RECENT_PORTS: deque[int] = deque(maxlen=64)
 
 
 def port_slice(port: int, slices: int) -> int:
-    """Which of ``slices`` slices ``port`` is in. Over port // 2: Linux hands bind(..., 0) ports of one
-    parity only (odd; connect() takes the even ones), so port % 2 would put every port in one slice."""
+    """Which of ``slices`` slices ``port`` is in. Over port // 2: Linux hands bind(..., 0) odd ports first
+    (connect() takes the even ones first), so port % 2 would put nearly every port in one slice."""
     return (port // 2) % slices
 
 
@@ -41,7 +41,7 @@ def _own_slice() -> tuple[int, int] | None:
     if not text:
         return None
     own, _, slices = text.partition("/")
-    if not (own.isdigit() and slices.isdigit() and int(own) < int(slices)):
+    if not (own.isdecimal() and slices.isdecimal() and int(own) < int(slices)):
         raise ServerError(f"{PORT_SLICE_ENV}={text!r}: expected K/N with 0 <= K < N, like 0/2")
     return int(own), int(slices)
 
@@ -50,30 +50,41 @@ def free_port(host: str = "127.0.0.1") -> int:
     """A TCP port nobody listens on now (the OS picks it), of this process's slice when it has one, and
     none of the last ones this process named."""
     own_slice = _own_slice()
+    recent_in_slice: int | None = None
     for _ in range(_SLICE_TRIES):
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
             sock.bind((host, 0))
             port: int = sock.getsockname()[1]
-        if (
-            own_slice is None or port_slice(port, own_slice[1]) == own_slice[0]
-        ) and port not in _RECENT_PORTS:
+        if own_slice is not None and port_slice(port, own_slice[1]) != own_slice[0]:
+            continue
+        if port not in _RECENT_PORTS:
             _RECENT_PORTS.append(port)
             return port
+        recent_in_slice = port
+    if recent_in_slice is not None:
+        # A range so small that every free port of the slice was named lately: a recent one (free now)
+        # rather than none at all.
+        return recent_in_slice
     wanted = f" of slice {os.environ[PORT_SLICE_ENV]}" if own_slice is not None else ""
     raise ServerError(f"no free port{wanted} on {host} in {_SLICE_TRIES} tries")
 
 
-def _listening_inodes(port: int) -> set[str]:
-    """The socket inodes of every TCP socket on this machine listening on ``port`` (any address)."""
-    inodes: set[str] = set()
+def _listeners(port: int) -> list[tuple[str, str]]:
+    """(user id, socket inode) of every TCP socket on this machine listening on ``port`` (any address),
+    from /proc/net/tcp and tcp6: readable without reading anyone's descriptors."""
+    found: list[tuple[str, str]] = []
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         with contextlib.suppress(OSError), open(table) as lines:
             next(lines)
             for line in lines:
                 fields = line.split()
                 if fields[3] == _TCP_LISTEN and int(fields[1].rsplit(":", 1)[1], 16) == port:
-                    inodes.add(fields[9])
-    return inodes
+                    found.append((fields[7], fields[9]))
+    return found
+
+
+def _listening_inodes(port: int) -> set[str]:
+    return {inode for _, inode in _listeners(port)}
 
 
 def _socket_inodes(pid: int) -> set[str] | None:
@@ -91,16 +102,59 @@ def _socket_inodes(pid: int) -> set[str] | None:
     return inodes
 
 
+def _descendants(pid: int) -> list[int]:
+    """``pid`` and every process below it (a wrapper's server: a script named by
+    FLUSHTABLE_NATS_SERVER that runs the server without exec), from each process's parent in
+    /proc/<pid>/stat."""
+    children: dict[int, list[int]] = {}
+    with contextlib.suppress(OSError):
+        for name in os.listdir("/proc"):
+            if not name.isdecimal():
+                continue
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                stat = Path(f"/proc/{name}/stat").read_text()
+                # The fields after the command's name, which is in parentheses and may hold anything.
+                parent = int(stat[stat.rindex(")") + 2 :].split()[1])
+                children.setdefault(parent, []).append(int(name))
+    found = [pid]
+    for each in found:  # grows as it is walked: breadth first, each process once (a tree has no cycle)
+        found.extend(children.get(each, ()))
+    return found
+
+
+def _uid(pid: int) -> str | None:
+    """The real user id of ``pid`` as /proc/net/tcp writes it (decimal), or None."""
+    with contextlib.suppress(OSError, IndexError):
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("Uid:"):
+                return line.split()[1]
+    return None
+
+
 def _listens(host: str, port: int, process: subprocess.Popen[bytes]) -> bool:
-    """Whether ``process`` itself listens on ``port``. A connection to host:port is not enough: another
-    process that took the port first (a port probed free here and bound by another test run's server
-    before ours, under pytest-xdist's workers) answers it while ours fails to bind and exits."""
-    held = _socket_inodes(process.pid)
-    if held is None:  # /proc unreadable (not Linux, or another user's child): the connection, as before
-        with contextlib.suppress(OSError), socket.create_connection((host, port), timeout=0.2):
-            return True
+    """Whether ``process``, or a process below it, listens on ``port``. A connection to host:port is not
+    enough: another process that took the port first (a port probed free here and bound by another test
+    run's server before ours, under pytest-xdist's workers) answers it while ours fails to bind and
+    exits."""
+    tree = _descendants(process.pid)
+    held: set[str] = set()
+    for pid in tree:
+        inodes = _socket_inodes(pid)
+        if inodes is None:
+            break
+        held |= inodes
+    else:
+        return bool(held & _listening_inodes(port))
+    # A descriptor table this process may not read (root without CAP_SYS_PTRACE, the server another
+    # user's): weaker, a listener there owned by the server's user (not a panel or a nats-server of
+    # this user's), and answering. Two servers of that one user (two workers' PostgreSQL) are not told
+    # apart this way: docs/operations.md "The test suite on two workers".
+    uids = {uid for uid in map(_uid, tree) if uid is not None}
+    if uids and not uids & {uid for uid, _ in _listeners(port)}:
         return False
-    return bool(held & _listening_inodes(port))
+    with contextlib.suppress(OSError), socket.create_connection((host, port), timeout=0.2):
+        return True
+    return False
 
 
 def wait_port(host: str, port: int, process: subprocess.Popen[bytes], timeout_s: float, log: Path) -> None:
@@ -109,7 +163,8 @@ def wait_port(host: str, port: int, process: subprocess.Popen[bytes], timeout_s:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise ServerError(f"{process.args!r} exited with {process.returncode}: {log_tail(log)}")
+            # Ten lines: PostgreSQL follows its "Address already in use" with four or more of its own.
+            raise ServerError(f"{process.args!r} exited with {process.returncode}: {log_tail(log, 10)}")
         if _listens(host, port, process):
             return
         time.sleep(0.05)

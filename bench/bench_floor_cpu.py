@@ -510,16 +510,18 @@ def main() -> None:
     parser.add_argument("--wrap-dir", default=None, help="where the tools write (needed with --wrap)")
     parser.add_argument("--out", default=None, help="also write the JSON to bench/results/FILE")
     args = parser.parse_args()
+    # Checked before the runs (minutes of them), so a bad --out is one line at the start, not the end.
+    out = Path(__file__).resolve().parent / "results" / Path(args.out).name if args.out else None
+    if args.out and Path(args.out).name != args.out:
+        parser.error(f"--out {args.out}: a file name, written in bench/results/ (not a path)")
     configure_logging(level="warning")
     base = Path(tempfile.mkdtemp(prefix="flushtable-bench-floor-cpu-"))
     os.chmod(base, 0o755)  # the cluster runs as the postgres user
     try:
         figures = asyncio.run(bench(args, base))
         print(json.dumps(figures))
-        if args.out:
-            (Path(__file__).resolve().parent / "results" / args.out).write_text(
-                json.dumps(figures, indent=2) + "\n"
-            )
+        if out is not None:
+            out.write_text(json.dumps(figures, indent=2) + "\n")
     finally:
         shutil.rmtree(base, ignore_errors=True)
 

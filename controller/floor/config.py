@@ -7,7 +7,7 @@ user = "floor-reader"
 password_file = "nats-floor.pw"          # relative to this file
 ca_file = "floor-ca.pem"
 dsn_file = "floor-writer.dsn"            # a libpq connection string for the writer role
-batch_size = 1000                        # = the consumer's max_ack_pending
+batch_size = 2000                        # = the consumer's max_ack_pending
 
 A typed section in the style of the table's file (controller/config/sections.py ``UplinkSection``): checked
 models (controller/checked.py) with unknown keys refused and every value's type and range checked, and

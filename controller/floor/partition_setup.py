@@ -239,7 +239,8 @@ async def ensure_partitions(  # noqa: PLR0913 - the bucket's and the consumers' 
     """As the floor's admin: the leases' KV bucket (TTL ``lease_ttl_s``, ``replicas`` like the stream)
     and each partition's durable consumer, configured as the one-worker floor's (stream.py) but for its
     ``ack_wait``: ``partition_ack_wait_s(lease_ttl_s)`` unless given. A consumer that exists with another
-    ``ack_wait`` (made before it was derived: 30 s) is updated to it in place (JetStream keeps its acks).
+    ``ack_wait`` (made before it was derived: 30 s) or another ``max_ack_pending`` (made with another batch
+    size) is updated to it in place (JetStream keeps its acks).
     Its filter (chosen when it is made; docs/floor.md "Partitioned floor workers"): ``by_table`` lists the
     partition's tables the stream holds now (tables that come later are added by the partition's holder:
     ``sync_partition_consumer``), so the consumer is delivered its own tables only; else one wildcard,
@@ -284,10 +285,16 @@ async def ensure_partitions(  # noqa: PLR0913 - the bucket's and the consumers' 
                 ),
             )
         else:
+            changed: dict[str, float | int] = {}
             if info.config.ack_wait is None or abs(info.config.ack_wait - ack_wait) > 1e-3:
-                # The same durable created again with a changed ack_wait is JetStream's consumer
-                # update (nats-server 2.9 accepts it for ack_wait; its delivered and ack state stay).
-                await js.add_consumer(STREAM_NAME, dataclasses.replace(info.config, ack_wait=ack_wait))
+                changed["ack_wait"] = ack_wait
+            if info.config.max_ack_pending != max_ack_pending:
+                changed["max_ack_pending"] = max_ack_pending  # one made with another batch size
+            if changed:
+                # The same durable created again with a changed ack_wait or max_ack_pending is
+                # JetStream's consumer update (nats-server 2.9 accepts both; its delivered and ack
+                # state stay).
+                await js.add_consumer(STREAM_NAME, dataclasses.replace(info.config, **changed))
 
 
 class LeaseTtlMismatch(UserError):

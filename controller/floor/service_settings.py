@@ -80,7 +80,7 @@ class FloorConfig:
     ca_file: Path
     dsn: str = field(repr=False)
     inbox_prefix: str = FLOOR_INBOX
-    batch_size: int = 1000
+    batch_size: int = 2000  # = the consumers' max_ack_pending (stream.py MAX_ACK_PENDING)
     # When the consumer has nothing, a pull request waits this long (taken at its first message): a
     # quiet floor's loop turns this often (the idle sweep's check), and adds nothing to the lag.
     fetch_timeout_s: float = 0.05

@@ -14,6 +14,7 @@ there. The hub's stream **sources** each site's stream across the leaf connectio
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import nats.js.errors
@@ -46,7 +47,7 @@ from controller.uplink.wire import (
 
 DEFAULT_DUPLICATE_WINDOW_S = 120.0
 ACK_WAIT_S = 30.0
-MAX_ACK_PENDING = 1000  # = FloorConfig.batch_size
+MAX_ACK_PENDING = 2000  # = FloorConfig.batch_size (docs/floor.md "Twelfth stop: the batch of 2,000")
 
 
 def stream_config(
@@ -132,8 +133,9 @@ async def ensure_stream(
     sites: Sequence[str] = (),
     replicas: int = 1,
 ) -> None:
-    """Create or update the stream, and create the floor's consumer when missing. ``max_ack_pending``
-    is the floor's batch size: after a crash, nothing newer is delivered before the unacked batch.
+    """Create or update the stream, and create the floor's consumer when missing (an existing one with
+    another ``max_ack_pending`` is updated to it). ``max_ack_pending`` is the floor's batch size: after a
+    crash, nothing newer is delivered before the unacked batch.
     ``sites``: sites whose streams the hub's stream sources (added to those it already sources; create
     each site's stream first, ``ensure_site_stream``, so the hub's first try finds it)."""
     js = admin.jetstream()
@@ -160,7 +162,7 @@ async def ensure_stream(
             stream_config(duplicate_window_s, sources=kept, replicas=replicas, partition_tokens=tokens)
         )
     try:
-        await js.consumer_info(STREAM_NAME, FLOOR_CONSUMER)
+        consumer = await js.consumer_info(STREAM_NAME, FLOOR_CONSUMER)
     except nats.js.errors.NotFoundError:
         await js.add_consumer(
             STREAM_NAME,
@@ -174,6 +176,14 @@ async def ensure_stream(
                 max_deliver=-1,
             ),
         )
+    else:
+        if consumer.config.max_ack_pending != max_ack_pending:
+            # A consumer made with another batch size (1000 before the eleventh stop) is updated in
+            # place (JetStream's consumer update; its delivered and ack state stay), so that it stays
+            # equal to the floor's batch.
+            await js.add_consumer(
+                STREAM_NAME, dataclasses.replace(consumer.config, max_ack_pending=max_ack_pending)
+            )
     surveillance = surveillance_stream_config(duplicate_window_s, replicas=replicas)
     try:
         await js.stream_info(surveillance.name or "")

@@ -36,7 +36,7 @@ user = "floor-reader"
 password_file = "nats-floor.pw"
 ca_file = "floor-ca.pem"
 dsn_file = "floor-writer.dsn"
-batch_size = 1000
+batch_size = 2000
 """
 
 
@@ -77,7 +77,7 @@ def test_the_file_as_the_service_reads_it(floor_dir: Path) -> None:
 
 
 def test_the_tuning_knobs(floor_dir: Path) -> None:
-    tuned = FLOOR.replace("batch_size = 1000\n", "batch_size = 200\n") + (
+    tuned = FLOOR.replace("batch_size = 2000\n", "batch_size = 200\n") + (
         "fetch_timeout_s = 0.1\nsweep_interval_s = 60\nrelease_poll_interval_s = 2.5\n"
         "reconcile_interval_s = 30\n"
         "backoff_initial_s = 1\nbackoff_max_s = 30\n"
@@ -249,21 +249,21 @@ REFUSED = [
         FLOOR.replace('dsn_file = "floor-writer.dsn"', 'dsn_file = ["floor-writer.dsn"]'),
         "floor.dsn_file: must be a file name (relative to this file's directory), not an array",
     ),
-    (FLOOR.replace("batch_size = 1000", "batch_size = 0"), "floor.batch_size: 0 is out of range 1..10000"),
+    (FLOOR.replace("batch_size = 2000", "batch_size = 0"), "floor.batch_size: 0 is out of range 1..10000"),
     (
-        FLOOR.replace("batch_size = 1000", "batch_size = 10001"),
+        FLOOR.replace("batch_size = 2000", "batch_size = 10001"),
         "floor.batch_size: 10001 is out of range 1..10000",
     ),
     (
-        FLOOR.replace("batch_size = 1000", "batch_size = 1.5"),
+        FLOOR.replace("batch_size = 2000", "batch_size = 1.5"),
         "floor.batch_size: must be a whole number, not a float 1.5",
     ),
     (
-        FLOOR.replace("batch_size = 1000", 'batch_size = "1000"'),
+        FLOOR.replace("batch_size = 2000", 'batch_size = "1000"'),
         "floor.batch_size: must be a whole number, not a string '1000'",
     ),
     (
-        FLOOR.replace("batch_size = 1000", "batch_size = true"),
+        FLOOR.replace("batch_size = 2000", "batch_size = true"),
         "floor.batch_size: must be a whole number, not a boolean True",
     ),
     (
@@ -296,7 +296,7 @@ REFUSED = [
         "floor.backoff_initial_s: 1000000000.0 is out of range: at least 0.01 and at most 600 seconds",
     ),
     (
-        FLOOR.replace("batch_size = 1000", "batch_size = " + "9" * 4000),
+        FLOOR.replace("batch_size = 2000", "batch_size = " + "9" * 4000),
         "floor.batch_size: a many-digit number is out of range 1..10000",
     ),
     (
@@ -343,7 +343,7 @@ def test_not_toml_is_refused_in_one_line(floor_dir: Path, capsys: pytest.Capture
         "[floor\n",
         FLOOR + "batch_size = 2\n",
         FLOOR + "user = floor-reader\n",
-        FLOOR.replace("batch_size = 1000", "batch_size = " + "9" * 5000),
+        FLOOR.replace("batch_size = 2000", "batch_size = " + "9" * 5000),
     ):
         path.write_text(text)
         code, out, err = _release(path, capsys)

@@ -178,7 +178,7 @@ async def ensure_stream(
         )
     else:
         if consumer.config.max_ack_pending != max_ack_pending:
-            # A consumer made with another batch size (1000 before the eleventh stop) is updated in
+            # A consumer made with another batch size (1000 before the twelfth stop) is updated in
             # place (JetStream's consumer update; its delivered and ack state stay), so that it stays
             # equal to the floor's batch.
             await js.add_consumer(

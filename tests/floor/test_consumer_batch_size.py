@@ -1,7 +1,7 @@
-"""The floor's batch and its consumers' ``max_ack_pending`` are one number (docs/floor.md "Eleventh stop:
-the batch's size"): the defaults agree, and a consumer made with another batch size (1000 before the
-eleventh stop) is updated in place by the set-up that runs on every start, its acks kept. A real
-nats-server and PostgreSQL (make_floor)."""
+"""The floor's batch and its consumers' ``max_ack_pending`` are one number (docs/floor.md "Twelfth stop:
+the batch of 2,000"): the defaults agree, and a consumer made with another batch size (1000 before the
+twelfth stop) is updated in place by the set-up that runs on every start (JetStream's consumer update,
+which keeps a consumer's delivered and ack state). A real nats-server and PostgreSQL (make_floor)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import table_ids
 
 PARTITIONS = 2
-OLD_BATCH = 1000  # the consumers' max_ack_pending before the eleventh stop
+OLD_BATCH = 1000  # the consumers' max_ack_pending before the twelfth stop
 
 
 def test_the_default_batch_is_the_consumers_max_ack_pending() -> None:
@@ -41,7 +41,7 @@ def test_consumers_made_with_another_batch_are_updated_in_place(make_floor: Make
                 return [(await js.consumer_info(STREAM_NAME, name)).config.max_ack_pending for name in names]
 
             assert await max_ack_pending() == [MAX_ACK_PENDING] * len(names)
-            for name in names:  # as a floor set up before the eleventh stop made them
+            for name in names:  # as a floor set up before the twelfth stop made them
                 info = await js.consumer_info(STREAM_NAME, name)
                 old = dataclasses.replace(info.config, max_ack_pending=OLD_BATCH)
                 await js.add_consumer(STREAM_NAME, old)

@@ -5,7 +5,6 @@ re-exports every name."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -22,7 +21,7 @@ from controller.floor.service import (
     table_of_subject,
 )
 from controller.floor.service_settings import FLOOR_IO_ERRORS
-from controller.floor.stream import MAX_ACK_PENDING, has_partition_tokens
+from controller.floor.stream import MAX_ACK_PENDING, has_partition_tokens, update_consumer_in_place
 from controller.uplink.wire import (
     LEASE_BUCKET,
     STREAM_NAME,
@@ -285,16 +284,9 @@ async def ensure_partitions(  # noqa: PLR0913 - the bucket's and the consumers' 
                 ),
             )
         else:
-            changed: dict[str, float | int] = {}
-            if info.config.ack_wait is None or abs(info.config.ack_wait - ack_wait) > 1e-3:
-                changed["ack_wait"] = ack_wait
-            if info.config.max_ack_pending != max_ack_pending:
-                changed["max_ack_pending"] = max_ack_pending  # one made with another batch size
-            if changed:
-                # The same durable created again with a changed ack_wait or max_ack_pending is
-                # JetStream's consumer update (nats-server 2.9 accepts both; its delivered and ack
-                # state stay).
-                await js.add_consumer(STREAM_NAME, dataclasses.replace(info.config, **changed))
+            await update_consumer_in_place(
+                js, info.config, max_ack_pending=max_ack_pending, ack_wait_s=ack_wait
+            )
 
 
 class LeaseTtlMismatch(UserError):

@@ -31,6 +31,7 @@ from nats.js.api import (
     StreamSource,
     SubjectTransform,
 )
+from nats.js.client import JetStreamContext
 
 from controller.errors import ServerError
 from controller.uplink.wire import (
@@ -177,18 +178,29 @@ async def ensure_stream(
             ),
         )
     else:
-        if consumer.config.max_ack_pending != max_ack_pending:
-            # A consumer made with another batch size (1000 before the twelfth stop) is updated in
-            # place (JetStream's consumer update; its delivered and ack state stay), so that it stays
-            # equal to the floor's batch.
-            await js.add_consumer(
-                STREAM_NAME, dataclasses.replace(consumer.config, max_ack_pending=max_ack_pending)
-            )
+        await update_consumer_in_place(js, consumer.config, max_ack_pending=max_ack_pending)
     surveillance = surveillance_stream_config(duplicate_window_s, replicas=replicas)
     try:
         await js.stream_info(surveillance.name or "")
     except nats.js.errors.NotFoundError:
         await js.add_stream(surveillance)
+
+
+async def update_consumer_in_place(
+    js: JetStreamContext, config: ConsumerConfig, *, max_ack_pending: int, ack_wait_s: float | None = None
+) -> None:
+    """An existing durable consumer given ``max_ack_pending``, and ``ack_wait_s`` when one is given,
+    where its ``config`` holds another: one made with another batch size (1000 before the twelfth stop:
+    it must stay equal to the floor's batch), or a partition's made before its ack_wait was derived
+    (30 s). The same durable created again with a changed setting is JetStream's consumer update
+    (nats-server 2.9 accepts both; its delivered and ack state stay)."""
+    updated = config
+    if ack_wait_s is not None and (config.ack_wait is None or abs(config.ack_wait - ack_wait_s) > 1e-3):
+        updated = dataclasses.replace(updated, ack_wait=ack_wait_s)
+    if config.max_ack_pending != max_ack_pending:
+        updated = dataclasses.replace(updated, max_ack_pending=max_ack_pending)
+    if updated is not config:
+        await js.add_consumer(STREAM_NAME, updated)
 
 
 def _check_sourcing(admin: Client) -> None:

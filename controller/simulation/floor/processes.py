@@ -104,21 +104,14 @@ def _socket_inodes(pid: int) -> set[str] | None:
 
 def _descendants(pid: int) -> list[int]:
     """``pid`` and every process below it (a wrapper's server: a script named by
-    FLUSHTABLE_NATS_SERVER that runs the server without exec), from each process's parent in
-    /proc/<pid>/stat."""
-    children: dict[int, list[int]] = {}
-    with contextlib.suppress(OSError):
-        for name in os.listdir("/proc"):
-            if not name.isdecimal():
-                continue
-            with contextlib.suppress(OSError, ValueError, IndexError):
-                stat = Path(f"/proc/{name}/stat").read_text()
-                # The fields after the command's name, which is in parentheses and may hold anything.
-                parent = int(stat[stat.rindex(")") + 2 :].split()[1])
-                children.setdefault(parent, []).append(int(name))
+    FLUSHTABLE_NATS_SERVER that runs the server without exec), from the kernel's list of each thread's
+    children (/proc/<pid>/task/<tid>/children): a few reads a poll, not a read of every process's stat."""
     found = [pid]
     for each in found:  # grows as it is walked: breadth first, each process once (a tree has no cycle)
-        found.extend(children.get(each, ()))
+        with contextlib.suppress(OSError):
+            for task in os.listdir(f"/proc/{each}/task"):
+                with contextlib.suppress(OSError):
+                    found.extend(map(int, Path(f"/proc/{each}/task/{task}/children").read_text().split()))
     return found
 
 

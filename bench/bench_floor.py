@@ -100,13 +100,26 @@ async def _stream_count(floor: EmbeddedFloor) -> int:
 _TICKS_PER_S = os.sysconf("SC_CLK_TCK")
 
 
-def _proc_cpu_s(pid: int) -> tuple[float, int]:
-    """(user + system CPU seconds of a live process, its parent's pid); (0, 0) if it is gone."""
+def _stat_fields(pid: int) -> list[str] | None:
+    """/proc/<pid>/stat's fields after "pid (comm) " (state first), or None if the process is gone."""
     try:
         text = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
+        return None
+    return text[text.rindex(")") + 2 :].split()
+
+
+def _user_system_s(pid: int) -> tuple[float, float]:
+    """(user, system) CPU seconds of a live process, its own, not its children's; (0, 0) if it is gone."""
+    fields = _stat_fields(pid)
+    return (int(fields[11]) / _TICKS_PER_S, int(fields[12]) / _TICKS_PER_S) if fields else (0.0, 0.0)
+
+
+def _proc_cpu_s(pid: int) -> tuple[float, int]:
+    """(user + system CPU seconds of a live process, its parent's pid); (0, 0) if it is gone."""
+    fields = _stat_fields(pid)
+    if fields is None:
         return 0.0, 0
-    fields = text[text.rindex(")") + 2 :].split()  # after "pid (comm) "
     return (int(fields[11]) + int(fields[12])) / _TICKS_PER_S, int(fields[1])
 
 

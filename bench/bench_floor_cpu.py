@@ -66,7 +66,14 @@ from psycopg import sql
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench_floor import _TICKS_PER_S, CpuMeter, _journal_total, _stream_count, _tree_cpu_s, _wait_count
+from bench_floor import (
+    CpuMeter,
+    _journal_total,
+    _stream_count,
+    _tree_cpu_s,
+    _user_system_s,
+    _wait_count,
+)
 
 from controller.floor.config import write_floor_config
 from controller.floor.stream import MAX_ACK_PENDING, ensure_stream
@@ -82,13 +89,6 @@ from controller.uplink.wire import STREAM_NAME, SUBJECT_ROOT
 _HERE = Path(__file__).resolve().parents[1]
 LEASE_TTL_S = 6.0
 WRAPS = ("none", "strace", "callgrind", "callgrind-marked")
-
-
-def _user_system_s(pid: int) -> tuple[float, float]:
-    """(user, system) CPU seconds of a live process (its own, not its children's: the service has none)."""
-    text = Path(f"/proc/{pid}/stat").read_text()
-    fields = text[text.rindex(")") + 2 :].split()  # after "pid (comm) "
-    return int(fields[11]) / _TICKS_PER_S, int(fields[12]) / _TICKS_PER_S
 
 
 def _wrap_prefix(wrap: str, wrap_dir: Path, label: str) -> list[str]:

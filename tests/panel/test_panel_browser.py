@@ -335,3 +335,28 @@ def test_recall_download_csv_gives_the_rounds_file(page: Page, live: PanelRig, t
     assert lines[0].startswith("round_id,status,started_utc,started,game,")
     assert all(line.startswith(f"{round_id},settled,") for line in lines[1:])
     assert len(lines) > 1
+
+
+def test_a_button_held_down_while_the_panel_refreshes_still_acts(page: Page, live: PanelRig) -> None:
+    """A journal entry that arrives while a finger is on a button swaps the partial the button is in;
+    the press must still act once released (the swap waits for the release, then happens). Before,
+    the button pressed was replaced under the finger, the release landed on its copy, and the browser
+    sent the click to neither: the tap was lost (seen once in CI as a dialog that never opened)."""
+    log_in(page, "max")
+    button = page.locator("section.actions").get_by_role("button", name="Propose limits…")
+    button.scroll_into_view_if_needed()  # the mouse presses at the box's point on the screen
+    box = button.bounding_box()
+    assert box is not None
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.mouse.down()
+    # An entry while the button is held: the page refreshes its partials, then reads /api/table last.
+    with page.expect_response(lambda response: response.url.endswith("/api/table")):
+        live.journal.append("dealer_key", {"key": "next", "seat": 1}, round_id=None, source="display")
+    # The swap held back during the press is fetched again on the release: the entry is not lost.
+    with page.expect_response(lambda response: "/partials/table" in response.url):
+        page.mouse.up()
+    inputs = page.locator("dialog input")
+    expect(inputs).to_have_count(2)
+    page.click("dialog button[value=cancel]")
+    expect(page.locator("dialog")).to_have_count(0)
+    assert live.actions.calls == []

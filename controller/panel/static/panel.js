@@ -16,12 +16,32 @@
     say.timer = setTimeout(() => { toast.className = "toast"; }, 4000);
   }
 
+  // A fragment is swapped in only when it changed, and never under a finger: a button replaced
+  // between its press and its release takes neither (the browser sends the click to their common
+  // parent), so a tap during a refresh was lost. A swap held back by a press happens on release.
+  const shown = new WeakMap();  // partial element -> the HTML last swapped in
+  let pressed = null;  // the element a pointer is down on
+  let swapHeld = false;
+  document.addEventListener("pointerdown", (event) => { pressed = event.target; }, true);
+  function released() {
+    pressed = null;
+    // After the click the release makes: that click runs its handler on the element it was made on.
+    if (swapHeld) { swapHeld = false; setTimeout(scheduleRefresh, 0); }
+  }
+  document.addEventListener("pointerup", released, true);
+  document.addEventListener("pointercancel", released, true);
+
   async function refreshPartials() {
     refreshTimer = null;
     for (const el of document.querySelectorAll("[data-partial]")) {
       const response = await fetch(el.dataset.partial, { credentials: "same-origin", cache: "no-store" });
       if (response.redirected || response.status === 401) { location.href = "/login"; return; }
-      if (response.ok) el.innerHTML = await response.text();
+      if (!response.ok) continue;
+      const html = await response.text();
+      if (shown.get(el) === html) continue;
+      if (pressed && el.contains(pressed)) { swapHeld = true; continue; }
+      el.innerHTML = html;
+      shown.set(el, html);
     }
     const table = await fetch("/api/table", { credentials: "same-origin", cache: "no-store" });
     if (table.ok) {

@@ -8,11 +8,11 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, ViewportSize, expect, sync_playwright
+from playwright.sync_api import Browser, Page, Request, Response, ViewportSize, expect, sync_playwright
 
 from controller.engine.actions import SetLimits
 from controller.panel import DeviceHealth
@@ -337,6 +337,31 @@ def test_recall_download_csv_gives_the_rounds_file(page: Page, live: PanelRig, t
     assert len(lines) > 1
 
 
+def refreshed_after(page: Page, change: Callable[[], object]) -> None:
+    """``change`` made, and the page refreshed after it: a pass of panel.js's ``refreshPartials`` that
+    fetched /partials/table after the change (so it read what the change wrote), and then /api/table,
+    which it reads once every fragment's swap is decided. A pass already under way when the change was
+    made fetched its fragment before, so its /api/table does not count."""
+    requests: list[Request] = []
+
+    def record(request: Request) -> None:
+        requests.append(request)
+
+    page.on("request", record)
+
+    def after_change(response: Response) -> bool:
+        if not response.url.endswith("/api/table") or response.request not in requests:
+            return False
+        before = requests[: requests.index(response.request)]
+        return any("/partials/table" in request.url for request in before)
+
+    try:
+        with page.expect_response(after_change):
+            change()
+    finally:
+        page.remove_listener("request", record)
+
+
 def test_a_button_held_down_while_the_panel_refreshes_still_acts(page: Page, live: PanelRig) -> None:
     """A journal entry that arrives while a finger is on a button swaps the partial the button is in;
     the press must still act once released (the swap waits for the release, then happens). Before,
@@ -350,8 +375,12 @@ def test_a_button_held_down_while_the_panel_refreshes_still_acts(page: Page, liv
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     page.mouse.down()
     # An entry while the button is held: the page refreshes its partials, then reads /api/table last.
-    with page.expect_response(lambda response: response.url.endswith("/api/table")):
-        live.journal.append("dealer_key", {"key": "next", "seat": 1}, round_id=None, source="display")
+    refreshed_after(
+        page,
+        lambda: live.journal.append(
+            "dealer_key", {"key": "next", "seat": 1}, round_id=None, source="display"
+        ),
+    )
     # The swap held back during the press is fetched again on the release: the entry is not lost.
     with page.expect_response(lambda response: "/partials/table" in response.url):
         page.mouse.up()
@@ -360,3 +389,32 @@ def test_a_button_held_down_while_the_panel_refreshes_still_acts(page: Page, liv
     page.click("dialog button[value=cancel]")
     expect(page.locator("dialog")).to_have_count(0)
     assert live.actions.calls == []
+
+
+def test_a_press_that_is_never_released_does_not_freeze_the_panel(page: Page, live: PanelRig) -> None:
+    """A press holds a swap for a tap's length only: a release that never comes (a context menu, a
+    switch to another window) must not leave the supervisor looking at a stale table. Held down past
+    panel.js's PRESS_HOLDS_MS, the fragment is swapped in anyway; a right button's press holds nothing."""
+    log_in(page, "max")
+    button = page.locator("section.actions").get_by_role("button", name="Propose limits…")
+    button.scroll_into_view_if_needed()
+    box = button.bounding_box()
+    assert box is not None
+    button.evaluate("element => { element.dataset.before = 'the press'; }")
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.mouse.down(button="right")
+    refreshed_after(
+        page,
+        lambda: live.journal.append(
+            "dealer_key", {"key": "next", "seat": 1}, round_id=None, source="display"
+        ),
+    )
+    # Swapped in that refresh, not held: panel.js swaps the fragments before it reads /api/table.
+    assert page.locator("section.actions button[data-before]").count() == 0
+    page.mouse.up(button="right")
+    button.evaluate("element => { element.dataset.before = 'the press'; }")
+    page.mouse.down()
+    raise_red_light(live.journal)  # what the table shows changes: its fragment differs
+    # Held, then swapped once the press outlasts a tap, the button still down.
+    expect(page.locator("section.actions button[data-before]")).to_have_count(0)
+    page.mouse.up()

@@ -18,11 +18,17 @@
 
   // A fragment is swapped in only when it changed, and never under a finger: a button replaced
   // between its press and its release takes neither (the browser sends the click to their common
-  // parent), so a tap during a refresh was lost. A swap held back by a press happens on release.
+  // parent), so a tap during a refresh was lost. A swap held back by a press happens on release, or
+  // once the press has lasted PRESS_HOLDS_MS: a tap is shorter, and a release that never comes (a
+  // context menu, a switch to another window) must not freeze the page.
+  const PRESS_HOLDS_MS = 2000;
   const shown = new WeakMap();  // partial element -> the HTML last swapped in
-  let pressed = null;  // the element a pointer is down on
+  let pressed = null;  // the element the primary button or a finger is down on
+  let pressedAt = 0;  // performance.now() at that press
   let swapHeld = false;
-  document.addEventListener("pointerdown", (event) => { pressed = event.target; }, true);
+  document.addEventListener("pointerdown", (event) => {
+    if (event.isPrimary && event.button === 0) { pressed = event.target; pressedAt = performance.now(); }
+  }, true);
   function released() {
     pressed = null;
     // After the click the release makes: that click runs its handler on the element it was made on.
@@ -30,6 +36,15 @@
   }
   document.addEventListener("pointerup", released, true);
   document.addEventListener("pointercancel", released, true);
+  window.addEventListener("blur", released);
+  function holdsSwap(el) {
+    if (!pressed || !el.contains(pressed)) return false;
+    const left = PRESS_HOLDS_MS - (performance.now() - pressedAt);
+    if (left <= 0) return false;
+    if (!swapHeld) setTimeout(() => { if (swapHeld) { swapHeld = false; scheduleRefresh(); } }, left);
+    swapHeld = true;
+    return true;
+  }
 
   async function refreshPartials() {
     refreshTimer = null;
@@ -39,7 +54,7 @@
       if (!response.ok) continue;
       const html = await response.text();
       if (shown.get(el) === html) continue;
-      if (pressed && el.contains(pressed)) { swapHeld = true; continue; }
+      if (holdsSwap(el)) continue;
       el.innerHTML = html;
       shown.set(el, html);
     }

@@ -34,8 +34,11 @@ attached at its first commit and stopped at its last (the catch-up, its start-up
 output in ``--wrap-dir``: ``strace`` (``strace -c -f -p``: the system calls by kind), ``callgrind``
 (valgrind's instruction counts, deterministic whatever the machine's load; instrumentation switched on
 at the first commit, dumped at the last), ``callgrind-marked`` (the same, the service's parts marked,
-bench/account_parts.py), ``none`` (as without the option). A tool's own cost is in that run's CPU
-figures: wrapped runs are for counts, not for the CPU. Every run records the service's user and system
+bench/account_parts.py), ``own-core`` (no tool: the service alone on the machine's last core, started under
+``taskset``, and every other process of the run, PostgreSQL, the nats-servers and the bench, moved to the
+other cores for the catch-up: the service's CPU without its neighbours in its core's caches),
+``none`` (as without the option). A tool's own cost is in that run's CPU figures: runs under a tool are
+for counts, not for the CPU. Every run records the service's user and system
 CPU apart, and the catch-up's wall-clock seconds (what its timers' wakeups scale with).
 
 ``--profile-dir``: each run's service under cProfile on the process's CPU clock
@@ -48,6 +51,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import dataclasses
 import json
 import os
@@ -82,13 +86,45 @@ from controller.floor.workers import ensure_partitions, partition_consumer
 from controller.journal.store import Journal
 from controller.logs import configure_logging
 from controller.simulation.floor.embedded import EmbeddedFloor
+from controller.simulation.floor.processes import descendants
 from controller.simulation.floor_tables import MIXED_GAMES, SimTable
 from controller.uplink.uplink import Uplink
 from controller.uplink.wire import STREAM_NAME, SUBJECT_ROOT
 
 _HERE = Path(__file__).resolve().parents[1]
 LEASE_TTL_S = 6.0
-WRAPS = ("none", "strace", "callgrind", "callgrind-marked")
+WRAPS = ("none", "strace", "callgrind", "callgrind-marked", "own-core")
+UNTOOLED_WRAPS = ("none", "own-core")  # runs whose CPU figures are the service's own (no tool inside)
+# ``--wrap own-core``: the service alone on the last core, every other process of the run on the others.
+ALL_CORES = frozenset(os.sched_getaffinity(0))
+SERVICE_CORE = max(ALL_CORES)
+
+
+def _cores_of(pid: int) -> set[int]:
+    """The cores any thread of ``pid`` may run on (none if it is gone)."""
+    cores: set[int] = set()
+    with contextlib.suppress(OSError):
+        for thread in os.listdir(f"/proc/{pid}/task"):
+            with contextlib.suppress(OSError):
+                cores |= os.sched_getaffinity(int(thread))
+    return cores
+
+
+def _others(service_pid: int | None) -> list[int]:
+    """This process and every one below it (PostgreSQL, the nats-servers), the service's tree aside."""
+    service_tree = set(descendants(service_pid)) if service_pid is not None else set()
+    return [pid for pid in descendants(os.getpid()) if pid not in service_tree]
+
+
+def _pin_others(cores: frozenset[int], service_pid: int | None) -> None:
+    """Every process below this one (PostgreSQL, the nats-servers, their threads) and this one put on
+    ``cores``, but for the service at ``service_pid`` and what runs below it. Processes started later
+    (PostgreSQL's backends, forked by its postmaster) inherit it."""
+    for pid in _others(service_pid):
+        with contextlib.suppress(OSError):
+            for thread in os.listdir(f"/proc/{pid}/task"):
+                with contextlib.suppress(OSError):
+                    os.sched_setaffinity(int(thread), cores)
 
 
 def _wrap_prefix(wrap: str, wrap_dir: Path, label: str) -> list[str]:
@@ -96,6 +132,8 @@ def _wrap_prefix(wrap: str, wrap_dir: Path, label: str) -> list[str]:
     if wrap.startswith("callgrind"):
         out = wrap_dir / f"callgrind-{label}.%p"
         return ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}"]
+    if wrap == "own-core":
+        return ["taskset", "-c", str(SERVICE_CORE)]
     return []
 
 
@@ -284,9 +322,9 @@ async def _drain(  # noqa: PLR0917 - one run's context
     await _reset(floor, 0, max_ack_pending)
     load_at_start = _load()
     meter = CpuMeter(floor)
-    wrapped = wrap != "none"
+    wrapped = wrap not in UNTOOLED_WRAPS  # a tool: its slower bounds
     tag = f"{len(list(wrap_dir.iterdir())) if wrap_dir else 0}-{wrap}"
-    command = _wrap_prefix(wrap, wrap_dir, tag) if wrap_dir is not None else []
+    command = _wrap_prefix(wrap, wrap_dir or Path(), tag)
     command += [sys.executable]
     if profile is not None:
         # On the process's CPU clock: a wall-clock profile on a loaded machine counts waits for a core.
@@ -299,6 +337,8 @@ async def _drain(  # noqa: PLR0917 - one run's context
         process = subprocess.Popen(command, env=env, stdout=service_log, stderr=subprocess.STDOUT, cwd=code)
     meter.floor_pids = [process.pid]
     tracer: subprocess.Popen[bytes] | None = None
+    if wrap == "own-core":
+        _pin_others(ALL_CORES - {SERVICE_CORE}, process.pid)
     try:
         # A tool slows the service tens of times: its bounds are the tool's.
         await _wait_count(floor.reporting_dsn, 1, 1200 if wrapped else 120)
@@ -310,6 +350,11 @@ async def _drain(  # noqa: PLR0917 - one run's context
                 ["callgrind_control", "-i", "on", str(process.pid)], check=True, capture_output=True
             )
         at_first = meter.read()
+        # Where the service and its neighbours ran (own-core: apart), read once it works.
+        cores = {
+            "service": sorted(os.sched_getaffinity(process.pid)),
+            "others": sorted({core for pid in _others(process.pid) for core in _cores_of(pid)}),
+        }
         user_system_first = _user_system_s(process.pid)
         wall_first = time.perf_counter()
         await _wait_count(floor.reporting_dsn, entries, 7200 if wrapped else 900)
@@ -329,6 +374,8 @@ async def _drain(  # noqa: PLR0917 - one run's context
             tracer.wait(timeout=120)
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=600 if wrapped else 60)
+        if wrap == "own-core":
+            _pin_others(ALL_CORES, None)
     span_s, verified = _floor_figures(floor, entries, str(code))
     doubled = 0
     spent = CpuMeter.spent(at_first, at_last)
@@ -337,6 +384,7 @@ async def _drain(  # noqa: PLR0917 - one run's context
     return {
         "code": label or str(code),
         "wrap": wrap,
+        "cores": cores,
         "load_average_1m": round(os.getloadavg()[0], 2),
         "load_average_1_5_15m_at_start": load_at_start,
         "load_average_1_5_15m_at_end": _load(),
@@ -383,8 +431,8 @@ async def bench(args: argparse.Namespace, base: Path) -> dict[str, Any]:
         wrap_dir = Path(args.wrap_dir).resolve() if args.wrap_dir else None
         if wrap_dir is not None:
             wrap_dir.mkdir(parents=True, exist_ok=True)
-        elif wraps != ["none"]:
-            raise SystemExit("bench_floor_cpu: --wrap needs --wrap-dir")
+        elif set(wraps) - set(UNTOOLED_WRAPS):
+            raise SystemExit("bench_floor_cpu: --wrap strace or callgrind needs --wrap-dir")
         shapes = [(code, size, wrap) for code in codes for size in sizes for wrap in wraps]
         labels = [_label(code, size, wrap) for code, size, wrap in shapes]
         runs: list[dict[str, Any]] = []

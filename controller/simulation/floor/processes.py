@@ -102,7 +102,7 @@ def _socket_inodes(pid: int) -> set[str] | None:
     return inodes
 
 
-def _descendants(pid: int) -> list[int]:
+def descendants(pid: int) -> list[int]:
     """``pid`` and every process below it (a wrapper's server: a script named by
     FLUSHTABLE_NATS_SERVER that runs the server without exec), from the kernel's list of each thread's
     children (/proc/<pid>/task/<tid>/children): a few reads a poll, not a read of every process's stat."""
@@ -129,7 +129,7 @@ def _listens(host: str, port: int, process: subprocess.Popen[bytes]) -> bool:
     enough: another process that took the port first (a port probed free here and bound by another test
     run's server before ours, under pytest-xdist's workers) answers it while ours fails to bind and
     exits."""
-    tree = _descendants(process.pid)
+    tree = descendants(process.pid)
     held: set[str] = set()
     for pid in tree:
         inodes = _socket_inodes(pid)

@@ -15,6 +15,7 @@ import pytest
 from playwright.sync_api import Browser, Page, Request, Response, ViewportSize, expect, sync_playwright
 
 from controller.engine.actions import SetLimits
+from controller.journal import Journal
 from controller.panel import DeviceHealth
 from tests.chromium import CHROMIUM, launch_chromium
 from tests.panel.conftest import PASSWORDS, LiveServer, PanelRig
@@ -337,11 +338,11 @@ def test_recall_download_csv_gives_the_rounds_file(page: Page, live: PanelRig, t
     assert len(lines) > 1
 
 
-def refreshed_after(page: Page, change: Callable[[], object]) -> None:
+def refreshed_after(page: Page, change: Callable[[], object], fragment: str = "/partials/table") -> None:
     """``change`` made, and the page refreshed after it: a pass of panel.js's ``refreshPartials`` that
-    fetched /partials/table after the change (so it read what the change wrote), and then /api/table,
-    which it reads once every fragment's swap is decided. A pass already under way when the change was
-    made fetched its fragment before, so its /api/table does not count."""
+    fetched the page's ``fragment`` after the change (so it read what the change wrote), and then
+    /api/table, which it reads once every fragment's swap is decided. A pass already under way when the
+    change was made fetched its fragment before, so its /api/table does not count."""
     requests: list[Request] = []
 
     def record(request: Request) -> None:
@@ -353,13 +354,30 @@ def refreshed_after(page: Page, change: Callable[[], object]) -> None:
         if not response.url.endswith("/api/table") or response.request not in requests:
             return False
         before = requests[: requests.index(response.request)]
-        return any("/partials/table" in request.url for request in before)
+        return any(fragment in request.url for request in before)
 
     try:
         with page.expect_response(after_change):
             change()
     finally:
         page.remove_listener("request", record)
+
+
+def device_readied(journal: Journal, device: str, kind: str) -> None:
+    """A device's first ``device_ready``: a row the table's fragment did not show, so the fragment
+    changes (panel.js swaps a fragment only when what it shows changed)."""
+    journal.append(
+        "device_ready",
+        {
+            "device": device,
+            "kind": kind,
+            "model": "M-1",
+            "serial_number": f"SN-{device}",
+            "firmware_version": "1",
+        },
+        round_id=None,
+        source=device,
+    )
 
 
 def test_a_button_held_down_while_the_panel_refreshes_still_acts(page: Page, live: PanelRig) -> None:
@@ -375,12 +393,7 @@ def test_a_button_held_down_while_the_panel_refreshes_still_acts(page: Page, liv
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     page.mouse.down()
     # An entry while the button is held: the page refreshes its partials, then reads /api/table last.
-    refreshed_after(
-        page,
-        lambda: live.journal.append(
-            "dealer_key", {"key": "next", "seat": 1}, round_id=None, source="display"
-        ),
-    )
+    refreshed_after(page, lambda: device_readied(live.journal, "shuffler", "shuffler"))
     # The swap held back during the press is fetched again on the release: the entry is not lost.
     with page.expect_response(lambda response: "/partials/table" in response.url):
         page.mouse.up()
@@ -403,12 +416,7 @@ def test_a_press_that_is_never_released_does_not_freeze_the_panel(page: Page, li
     button.evaluate("element => { element.dataset.before = 'the press'; }")
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     page.mouse.down(button="right")
-    refreshed_after(
-        page,
-        lambda: live.journal.append(
-            "dealer_key", {"key": "next", "seat": 1}, round_id=None, source="display"
-        ),
-    )
+    refreshed_after(page, lambda: device_readied(live.journal, "sensors", "bet_sensors"))
     # Swapped in that refresh, not held: panel.js swaps the fragments before it reads /api/table.
     assert page.locator("section.actions button[data-before]").count() == 0
     page.mouse.up(button="right")
@@ -418,3 +426,24 @@ def test_a_press_that_is_never_released_does_not_freeze_the_panel(page: Page, li
     # Held, then swapped once the press outlasts a tap, the button still down.
     expect(page.locator("section.actions button[data-before]")).to_have_count(0)
     page.mouse.up()
+
+
+def test_a_refresh_leaves_a_fragment_that_did_not_change_as_it_is(page: Page, live: PanelRig) -> None:
+    """An entry that changes nothing a fragment shows leaves the fragment as it is: a box a supervisor
+    ticked on the alerts page keeps its tick. Before, the first refresh after a page's load swapped
+    every fragment, changed or not (a loaded page had no HTML "last swapped in" to compare with), and
+    the ticks went at the first entry of any kind."""
+    for _ in range(2):  # two open alerts: each has its box
+        raise_red_light(live.journal)
+    log_in(page, "sam")
+    page.goto("/alerts")
+    box = page.locator("#alerts-live input[data-pick]").first
+    box.check()
+    refreshed_after(
+        page,
+        lambda: live.journal.append(
+            "dealer_key", {"key": "next", "seat": 1}, round_id=None, source="display"
+        ),
+        fragment="/partials/alerts",
+    )
+    assert box.is_checked()  # the refresh's swaps are decided before its /api/table, awaited above

@@ -22,7 +22,18 @@
   // once the press has lasted PRESS_HOLDS_MS: a tap is shorter, and a release that never comes (a
   // context menu, a switch to another window) must not freeze the page.
   const PRESS_HOLDS_MS = 2000;
-  const shown = new WeakMap();  // partial element -> the HTML last swapped in
+  // "Changed" is judged on the HTML as the browser writes it back (innerHTML), a fetched fragment
+  // parsed in a document of its own (inert: nothing in it loads or runs) to be compared. Each
+  // fragment starts from what the page was loaded with: else the first refresh after a load swapped
+  // every fragment, changed or not, and a box ticked on the page lost its tick.
+  const inert = document.implementation.createHTMLDocument("");
+  function written(el, html) {
+    const probe = inert.createElement(el.tagName);
+    probe.innerHTML = html;
+    return probe.innerHTML.trim();
+  }
+  const shown = new WeakMap();  // partial element -> its HTML last swapped in (or loaded), as written
+  for (const el of document.querySelectorAll("[data-partial]")) shown.set(el, el.innerHTML.trim());
   let pressed = null;  // the element the primary button or a finger is down on
   let pressedAt = 0;  // performance.now() at that press
   let swapHeld = false;
@@ -52,10 +63,11 @@
       const response = await fetch(el.dataset.partial, { credentials: "same-origin", cache: "no-store" });
       if (response.redirected || response.status === 401) { location.href = "/login"; return; }
       if (!response.ok) continue;
-      const html = await response.text();
+      const text = await response.text();
+      const html = written(el, text);
       if (shown.get(el) === html) continue;
       if (holdsSwap(el)) continue;
-      el.innerHTML = html;
+      el.innerHTML = text;
       shown.set(el, html);
     }
     const table = await fetch("/api/table", { credentials: "same-origin", cache: "no-store" });

@@ -449,3 +449,25 @@ def test_a_refresh_leaves_a_fragment_that_did_not_change_as_it_is(page: Page, li
         fragment="/partials/alerts",
     )
     assert box.is_checked()  # the refresh's swaps are decided before its /api/table, awaited above
+
+
+def test_alerts_ticked_for_a_bulk_acknowledge_stay_ticked_when_their_fragment_changes(
+    page: Page, live: PanelRig
+) -> None:
+    """A supervisor ticks alerts; another alert is raised before the bulk button is pressed: the alerts'
+    fragment is swapped for one with three, and the alert ticked stays ticked (before, the swap unticked
+    every box and the button said "Select the alerts first"). Nothing else is ticked for them."""
+    first = raise_red_light(live.journal)
+    raise_red_light(live.journal)  # two open alerts: each has its box
+    log_in(page, "sam")
+    page.goto("/alerts")
+    page.locator(f"input[data-pick='{first}']").check()
+    refreshed_after(page, lambda: raise_red_light(live.journal), fragment="/partials/alerts")
+    boxes = page.locator("#alerts-live input[data-pick]")
+    expect(boxes).to_have_count(3)  # swapped in: the third alert's box
+    ticked = [box.get_attribute("data-pick") for box in boxes.all() if box.is_checked()]
+    assert ticked == [first]  # the swap's ticks are set with it, before its /api/table, awaited above
+    expect(page.locator("input[data-pick-all]")).not_to_be_checked()
+    page.click("button[data-bulk=acknowledge]")
+    expect(page.locator("dialog[open] p")).to_have_text("Acknowledge 1 alerts?")
+    page.click("dialog button[value=cancel]")

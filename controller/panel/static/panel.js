@@ -57,6 +57,17 @@
     return true;
   }
 
+  // The alerts a supervisor ticked for a bulk acknowledge stay ticked through a swap of their fragment
+  // (another alert raised, one acknowledged elsewhere): else the ticks went with every change, and the
+  // bulk button said "Select the alerts first". "Select all" stays ticked only if every box still is.
+  function keepPicks(el, picked) {
+    if (!picked.size) return;
+    const boxes = [...el.querySelectorAll("input[data-pick]")];
+    for (const box of boxes) if (picked.has(box.dataset.pick)) box.checked = true;
+    const all = el.querySelector("input[data-pick-all]");
+    if (all) all.checked = boxes.length > 0 && boxes.every((box) => box.checked);
+  }
+
   async function refreshPartials() {
     refreshTimer = null;
     for (const el of document.querySelectorAll("[data-partial]")) {
@@ -67,8 +78,10 @@
       const html = written(el, text);
       if (shown.get(el) === html) continue;
       if (holdsSwap(el)) continue;
+      const picked = new Set([...el.querySelectorAll("input[data-pick]:checked")].map((box) => box.dataset.pick));
       el.innerHTML = text;
       shown.set(el, html);
+      keepPicks(el, picked);
     }
     const table = await fetch("/api/table", { credentials: "same-origin", cache: "no-store" });
     if (table.ok) {

@@ -9,10 +9,21 @@ import asyncio
 import os
 import time
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, Request, Response, ViewportSize, expect, sync_playwright
+from playwright.sync_api import (
+    APIResponse,
+    Browser,
+    Page,
+    Request,
+    Response,
+    Route,
+    ViewportSize,
+    expect,
+    sync_playwright,
+)
 
 from controller.engine.actions import SetLimits
 from controller.journal import Journal
@@ -30,6 +41,8 @@ TABLET: ViewportSize = {"width": 1280, "height": 800}  # a 10" tablet in landsca
 # poll of the journal, a form's answer) may take longer than that on a loaded 2-core machine. Only a
 # failing test waits this long.
 EXPECT_TIMEOUT_MS = 30_000
+# Where a test that runs the page's timers on Playwright's clock starts it (any fixed time).
+CLOCK_START = datetime(2026, 12, 6, 12, 0, tzinfo=UTC)
 
 pytestmark = pytest.mark.skipif(
     not os.path.exists(CHROMIUM) and not os.environ.get("CI"),
@@ -365,10 +378,10 @@ def refreshed_after(page: Page, change: Callable[[], object], fragment: str = "/
         page.remove_listener("request", record)
 
 
-def device_readied(journal: Journal, device: str, kind: str) -> None:
+def device_readied(journal: Journal, device: str, kind: str) -> int:
     """A device's first ``device_ready``: a row the table's fragment did not show, so the fragment
-    changes (panel.js swaps a fragment only when what it shows changed)."""
-    journal.append(
+    changes (panel.js swaps a fragment only when what it shows changed). Its seq."""
+    return journal.append(
         "device_ready",
         {
             "device": device,
@@ -379,7 +392,7 @@ def device_readied(journal: Journal, device: str, kind: str) -> None:
         },
         round_id=None,
         source=device,
-    )
+    ).seq
 
 
 def test_a_button_held_down_while_the_panel_refreshes_still_acts(page: Page, live: PanelRig) -> None:
@@ -471,3 +484,63 @@ def test_alerts_ticked_for_a_bulk_acknowledge_stay_ticked_when_their_fragment_ch
     page.click("button[data-bulk=acknowledge]")
     expect(page.locator("dialog[open] p")).to_have_text("Acknowledge 1 alerts?")
     page.click("dialog button[value=cancel]")
+
+
+# Each call of fetch for a fragment, counted by the page itself: the count is right once the timer that
+# made the call has run, where the request's event reaches the test some time later.
+COUNT_FRAGMENT_FETCHES = """(() => {
+  const fetchAny = window.fetch;
+  window.fragmentFetches = 0;
+  window.fetch = (url, options) => {
+    if (String(url).startsWith("/partials/")) window.fragmentFetches += 1;
+    return fetchAny(url, options);
+  };
+})()"""
+
+
+def test_an_older_fragment_is_never_swapped_in_after_a_newer_one(page: Page, live: PanelRig) -> None:
+    """Two entries close together, the first one's fetch of the fragment answered last: the page ends on
+    the newer fragment. Before, each entry's pass ran at once with any other under way, and the first
+    pass, answered last, swapped the older fragment in after the newer: the page stayed a change behind
+    until the next entry. The page's timers run on Playwright's clock, paused, so each pass starts when
+    the test moves the clock; the test holds each fetch of the fragment (answered as the server had it
+    then) and gives the answers newest first, the order that lost the change."""
+    held: list[tuple[Route, APIResponse]] = []
+    holding = [True]
+
+    def hold(route: Route) -> None:
+        if holding[0]:
+            held.append((route, route.fetch()))
+        else:
+            route.continue_()
+
+    page.add_init_script(COUNT_FRAGMENT_FETCHES)
+    page.clock.install(time=CLOCK_START)
+    log_in(page, "max")
+    page.clock.pause_at(CLOCK_START + timedelta(hours=1))  # the page's timers run as the test says
+    page.route("**/partials/table", hold)
+
+    def held_every_fetch() -> None:
+        """Every fetch the page has made so far is held (its route reached the test)."""
+        made = page.evaluate("window.fragmentFetches")
+        deadline = time.monotonic() + EXPECT_TIMEOUT_MS / 1000
+        while len(held) < made:
+            assert time.monotonic() < deadline, f"{len(held)} of {made} fetches reached the route"
+            page.wait_for_timeout(20)
+
+    body = page.locator("body")
+    expect(body).to_have_attribute("data-last-seq", str(device_readied(live.journal, "shuffler", "shuffler")))
+    page.clock.run_for(100)  # the first entry's pass: it fetches the fragment with the shuffler's row
+    held_every_fetch()
+    assert len(held) == 1
+    expect(body).to_have_attribute(
+        "data-last-seq", str(device_readied(live.journal, "sensors", "bet_sensors"))
+    )
+    page.clock.run_for(100)  # the second entry's pass, if one may start while the first is under way
+    held_every_fetch()
+    for route, answer in reversed(held):  # newest first: each pass runs to its end (/api/table)
+        with page.expect_response(lambda response: response.url.endswith("/api/table")):
+            route.fulfill(response=answer)
+    holding[0] = False
+    page.clock.run_for(100)  # a pass the second entry asked for after the first one's
+    expect(page.locator("#table-live tr[data-device='sensors']")).to_have_count(1)

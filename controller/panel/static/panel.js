@@ -68,8 +68,25 @@
     if (all) all.checked = boxes.length > 0 && boxes.every((box) => box.checked);
   }
 
+  // One pass at a time: two passes at once could finish out of order, the older fragment swapped in
+  // last, and the page stayed a change behind until the next entry. An entry during a pass makes one
+  // more pass after it.
+  let refreshing = false;
+  let refreshAgain = false;
   async function refreshPartials() {
     refreshTimer = null;
+    if (refreshing) { refreshAgain = true; return; }
+    refreshing = true;
+    refreshAgain = false;
+    try {
+      await refreshPass();
+    } finally {
+      refreshing = false;
+      if (refreshAgain) scheduleRefresh();
+    }
+  }
+
+  async function refreshPass() {
     for (const el of document.querySelectorAll("[data-partial]")) {
       const response = await fetch(el.dataset.partial, { credentials: "same-origin", cache: "no-store" });
       if (response.redirected || response.status === 401) { location.href = "/login"; return; }

@@ -544,3 +544,45 @@ def test_an_older_fragment_is_never_swapped_in_after_a_newer_one(page: Page, liv
     holding[0] = False
     page.clock.run_for(100)  # a pass the second entry asked for after the first one's
     expect(page.locator("#table-live tr[data-device='sensors']")).to_have_count(1)
+
+
+def test_a_press_holds_a_swap_its_own_2_s_with_no_refresh_left_over_from_an_earlier_press(
+    page: Page, live: PanelRig
+) -> None:
+    """A press that held a swap, released; a second press holds the next swap: the second hold lasts its
+    own PRESS_HOLDS_MS and the page fetches nothing more meanwhile. Before, the first hold's timer stayed
+    set after its release and, at the first press's 2 s, started a pass that the second press held again:
+    a fetch of the fragment for nothing. The page's timers run on Playwright's clock, paused: each time
+    below is the page's, as the test moves it."""
+    page.add_init_script(COUNT_FRAGMENT_FETCHES)
+    page.clock.install(time=CLOCK_START)
+    log_in(page, "max")
+    page.clock.pause_at(CLOCK_START + timedelta(hours=1))  # 0 ms from here
+    target = page.locator("#table-live #phase")  # in the fragment, and nothing happens on its click
+    box = target.bounding_box()
+    assert box is not None
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    body = page.locator("body")
+
+    def entry_passes(device: str, kind: str) -> None:
+        """An entry that changes the fragment, taken by the page, and the pass it starts, run to its end
+        (/api/table): 100 ms on the page's clock."""
+        expect(body).to_have_attribute("data-last-seq", str(device_readied(live.journal, device, kind)))
+        with page.expect_response(lambda response: response.url.endswith("/api/table")):
+            page.clock.run_for(100)
+
+    page.mouse.down()  # at 0 ms
+    entry_passes("shuffler", "shuffler")  # held at 100 ms: the hold would end at 2,000 ms
+    with page.expect_response(lambda response: response.url.endswith("/api/table")):
+        page.mouse.up()
+        page.clock.run_for(100)  # the release's pass: the held swap made
+    expect(page.locator("#table-live tr[data-device='shuffler']")).to_have_count(1)
+    page.mouse.down()  # at 200 ms: its hold ends at 2,200 ms
+    entry_passes("sensors", "bet_sensors")  # held at 300 ms
+    fetched = page.evaluate("window.fragmentFetches")
+    page.clock.run_for(1_850)  # to 2,150 ms: past the first press's 2 s, not the second's
+    assert page.evaluate("window.fragmentFetches") == fetched
+    expect(page.locator("#table-live tr[data-device='sensors']")).to_have_count(0)  # still held
+    page.clock.run_for(200)  # to 2,350 ms: the second press's hold ends, its swap is made, still down
+    expect(page.locator("#table-live tr[data-device='sensors']")).to_have_count(1)
+    page.mouse.up()

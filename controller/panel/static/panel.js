@@ -36,14 +36,16 @@
   for (const el of document.querySelectorAll("[data-partial]")) shown.set(el, el.innerHTML.trim());
   let pressed = null;  // the element the primary button or a finger is down on
   let pressedAt = 0;  // performance.now() at that press
-  let swapHeld = false;
+  let holdTimer = null;  // a swap held by a press: the timer that ends the hold at PRESS_HOLDS_MS
   document.addEventListener("pointerdown", (event) => {
     if (event.isPrimary && event.button === 0) { pressed = event.target; pressedAt = performance.now(); }
   }, true);
   function released() {
     pressed = null;
     // After the click the release makes: that click runs its handler on the element it was made on.
-    if (swapHeld) { swapHeld = false; setTimeout(scheduleRefresh, 0); }
+    // The hold's timer goes with it: left to run, it ended a later press's hold early with a refresh
+    // that, the later press held still, fetched the fragment for nothing.
+    if (holdTimer !== null) { clearTimeout(holdTimer); holdTimer = null; setTimeout(scheduleRefresh, 0); }
   }
   document.addEventListener("pointerup", released, true);
   document.addEventListener("pointercancel", released, true);
@@ -52,8 +54,7 @@
     if (!pressed || !el.contains(pressed)) return false;
     const left = PRESS_HOLDS_MS - (performance.now() - pressedAt);
     if (left <= 0) return false;
-    if (!swapHeld) setTimeout(() => { if (swapHeld) { swapHeld = false; scheduleRefresh(); } }, left);
-    swapHeld = true;
+    if (holdTimer === null) holdTimer = setTimeout(() => { holdTimer = null; scheduleRefresh(); }, left);
     return true;
   }
 

@@ -173,6 +173,9 @@ def test_supervisor_watches_a_round_live_then_acknowledges_and_clears_a_red_ligh
     expect(page.locator("#alert-count")).to_have_text("1")
     expect(page.locator(".held-banner").first).to_contain_text("TABLE HELD")
     page.click("nav a[href='/alerts']")
+    # To the alerts page's load: panel.js is deferred, and a click on a button before it has run does
+    # nothing (the click returns once the navigation starts, the buttons show before the script runs).
+    page.wait_for_url("**/alerts")
     alert = page.locator(f"li.alert[data-fault-id='{fault_id}']")
     expect(alert.locator(".alert-kind")).to_have_text("red light")
     expect(alert.locator(".pill")).to_have_text("active")

@@ -9,12 +9,24 @@ import asyncio
 import os
 import time
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, Request, Response, ViewportSize, expect, sync_playwright
+from playwright.sync_api import (
+    APIResponse,
+    Browser,
+    Page,
+    Request,
+    Response,
+    Route,
+    ViewportSize,
+    expect,
+    sync_playwright,
+)
 
 from controller.engine.actions import SetLimits
+from controller.journal import Journal
 from controller.panel import DeviceHealth
 from tests.chromium import CHROMIUM, launch_chromium
 from tests.panel.conftest import PASSWORDS, LiveServer, PanelRig
@@ -29,6 +41,8 @@ TABLET: ViewportSize = {"width": 1280, "height": 800}  # a 10" tablet in landsca
 # poll of the journal, a form's answer) may take longer than that on a loaded 2-core machine. Only a
 # failing test waits this long.
 EXPECT_TIMEOUT_MS = 30_000
+# Where a test that runs the page's timers on Playwright's clock starts it (any fixed time).
+CLOCK_START = datetime(2026, 12, 6, 12, 0, tzinfo=UTC)
 
 pytestmark = pytest.mark.skipif(
     not os.path.exists(CHROMIUM) and not os.environ.get("CI"),
@@ -159,6 +173,9 @@ def test_supervisor_watches_a_round_live_then_acknowledges_and_clears_a_red_ligh
     expect(page.locator("#alert-count")).to_have_text("1")
     expect(page.locator(".held-banner").first).to_contain_text("TABLE HELD")
     page.click("nav a[href='/alerts']")
+    # To the alerts page's load: panel.js is deferred, and a click on a button before it has run does
+    # nothing (the click returns once the navigation starts, the buttons show before the script runs).
+    page.wait_for_url("**/alerts")
     alert = page.locator(f"li.alert[data-fault-id='{fault_id}']")
     expect(alert.locator(".alert-kind")).to_have_text("red light")
     expect(alert.locator(".pill")).to_have_text("active")
@@ -239,9 +256,11 @@ def test_event_log_filters_and_meters_chart(page: Page, live: PanelRig) -> None:
     page.goto("/log?kind=round_settled")
     expect(page.locator("#log-table tbody tr")).to_have_count(2)
     expect(page.locator("#log-table tbody tr").first).to_contain_text("round_settled")
-    live.journal.append("dealer_key", {"key": "next", "seat": None}, round_id=None, source="display")
-    # A live entry of another kind does not enter the filtered table.
-    page.wait_for_timeout(400)
+    other = live.journal.append("dealer_key", {"key": "next", "seat": None}, round_id=None, source="display")
+    # A live entry of another kind does not enter the filtered table. Waited on: the page has taken the
+    # entry (panel.js sets data-last-seq, then files the entry's row or not, in one go). A fixed 400 ms
+    # wait passed on a loaded machine before the entry arrived, whatever the page did with it.
+    expect(page.locator("body")).to_have_attribute("data-last-seq", str(other.seq))
     expect(page.locator("#log-table tbody tr")).to_have_count(2)
     page.click("nav a[href='/meters']")
     expect(page.locator(".chart rect.bar")).to_have_count(2)
@@ -337,11 +356,11 @@ def test_recall_download_csv_gives_the_rounds_file(page: Page, live: PanelRig, t
     assert len(lines) > 1
 
 
-def refreshed_after(page: Page, change: Callable[[], object]) -> None:
+def refreshed_after(page: Page, change: Callable[[], object], fragment: str = "/partials/table") -> None:
     """``change`` made, and the page refreshed after it: a pass of panel.js's ``refreshPartials`` that
-    fetched /partials/table after the change (so it read what the change wrote), and then /api/table,
-    which it reads once every fragment's swap is decided. A pass already under way when the change was
-    made fetched its fragment before, so its /api/table does not count."""
+    fetched the page's ``fragment`` after the change (so it read what the change wrote), and then
+    /api/table, which it reads once every fragment's swap is decided. A pass already under way when the
+    change was made fetched its fragment before, so its /api/table does not count."""
     requests: list[Request] = []
 
     def record(request: Request) -> None:
@@ -353,13 +372,30 @@ def refreshed_after(page: Page, change: Callable[[], object]) -> None:
         if not response.url.endswith("/api/table") or response.request not in requests:
             return False
         before = requests[: requests.index(response.request)]
-        return any("/partials/table" in request.url for request in before)
+        return any(fragment in request.url for request in before)
 
     try:
         with page.expect_response(after_change):
             change()
     finally:
         page.remove_listener("request", record)
+
+
+def device_readied(journal: Journal, device: str, kind: str) -> int:
+    """A device's first ``device_ready``: a row the table's fragment did not show, so the fragment
+    changes (panel.js swaps a fragment only when what it shows changed). Its seq."""
+    return journal.append(
+        "device_ready",
+        {
+            "device": device,
+            "kind": kind,
+            "model": "M-1",
+            "serial_number": f"SN-{device}",
+            "firmware_version": "1",
+        },
+        round_id=None,
+        source=device,
+    ).seq
 
 
 def test_a_button_held_down_while_the_panel_refreshes_still_acts(page: Page, live: PanelRig) -> None:
@@ -375,12 +411,7 @@ def test_a_button_held_down_while_the_panel_refreshes_still_acts(page: Page, liv
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     page.mouse.down()
     # An entry while the button is held: the page refreshes its partials, then reads /api/table last.
-    refreshed_after(
-        page,
-        lambda: live.journal.append(
-            "dealer_key", {"key": "next", "seat": 1}, round_id=None, source="display"
-        ),
-    )
+    refreshed_after(page, lambda: device_readied(live.journal, "shuffler", "shuffler"))
     # The swap held back during the press is fetched again on the release: the entry is not lost.
     with page.expect_response(lambda response: "/partials/table" in response.url):
         page.mouse.up()
@@ -403,12 +434,7 @@ def test_a_press_that_is_never_released_does_not_freeze_the_panel(page: Page, li
     button.evaluate("element => { element.dataset.before = 'the press'; }")
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     page.mouse.down(button="right")
-    refreshed_after(
-        page,
-        lambda: live.journal.append(
-            "dealer_key", {"key": "next", "seat": 1}, round_id=None, source="display"
-        ),
-    )
+    refreshed_after(page, lambda: device_readied(live.journal, "sensors", "bet_sensors"))
     # Swapped in that refresh, not held: panel.js swaps the fragments before it reads /api/table.
     assert page.locator("section.actions button[data-before]").count() == 0
     page.mouse.up(button="right")
@@ -417,4 +443,149 @@ def test_a_press_that_is_never_released_does_not_freeze_the_panel(page: Page, li
     raise_red_light(live.journal)  # what the table shows changes: its fragment differs
     # Held, then swapped once the press outlasts a tap, the button still down.
     expect(page.locator("section.actions button[data-before]")).to_have_count(0)
+    page.mouse.up()
+
+
+def test_a_refresh_leaves_a_fragment_that_did_not_change_as_it_is(page: Page, live: PanelRig) -> None:
+    """An entry that changes nothing a fragment shows leaves the fragment as it is: a box a supervisor
+    ticked on the alerts page keeps its tick. Before, the first refresh after a page's load swapped
+    every fragment, changed or not (a loaded page had no HTML "last swapped in" to compare with), and
+    the ticks went at the first entry of any kind."""
+    for _ in range(2):  # two open alerts: each has its box
+        raise_red_light(live.journal)
+    log_in(page, "sam")
+    page.goto("/alerts")
+    box = page.locator("#alerts-live input[data-pick]").first
+    box.check()
+    refreshed_after(
+        page,
+        lambda: live.journal.append(
+            "dealer_key", {"key": "next", "seat": 1}, round_id=None, source="display"
+        ),
+        fragment="/partials/alerts",
+    )
+    assert box.is_checked()  # the refresh's swaps are decided before its /api/table, awaited above
+
+
+def test_alerts_ticked_for_a_bulk_acknowledge_stay_ticked_when_their_fragment_changes(
+    page: Page, live: PanelRig
+) -> None:
+    """A supervisor ticks alerts; another alert is raised before the bulk button is pressed: the alerts'
+    fragment is swapped for one with three, and the alert ticked stays ticked (before, the swap unticked
+    every box and the button said "Select the alerts first"). Nothing else is ticked for them."""
+    first = raise_red_light(live.journal)
+    raise_red_light(live.journal)  # two open alerts: each has its box
+    log_in(page, "sam")
+    page.goto("/alerts")
+    page.locator(f"input[data-pick='{first}']").check()
+    refreshed_after(page, lambda: raise_red_light(live.journal), fragment="/partials/alerts")
+    boxes = page.locator("#alerts-live input[data-pick]")
+    expect(boxes).to_have_count(3)  # swapped in: the third alert's box
+    ticked = [box.get_attribute("data-pick") for box in boxes.all() if box.is_checked()]
+    assert ticked == [first]  # the swap's ticks are set with it, before its /api/table, awaited above
+    expect(page.locator("input[data-pick-all]")).not_to_be_checked()
+    page.click("button[data-bulk=acknowledge]")
+    expect(page.locator("dialog[open] p")).to_have_text("Acknowledge 1 alerts?")
+    page.click("dialog button[value=cancel]")
+
+
+# Each call of fetch for a fragment, counted by the page itself: the count is right once the timer that
+# made the call has run, where the request's event reaches the test some time later.
+COUNT_FRAGMENT_FETCHES = """(() => {
+  const fetchAny = window.fetch;
+  window.fragmentFetches = 0;
+  window.fetch = (url, options) => {
+    if (String(url).startsWith("/partials/")) window.fragmentFetches += 1;
+    return fetchAny(url, options);
+  };
+})()"""
+
+
+def test_an_older_fragment_is_never_swapped_in_after_a_newer_one(page: Page, live: PanelRig) -> None:
+    """Two entries close together, the first one's fetch of the fragment answered last: the page ends on
+    the newer fragment. Before, each entry's pass ran at once with any other under way, and the first
+    pass, answered last, swapped the older fragment in after the newer: the page stayed a change behind
+    until the next entry. The page's timers run on Playwright's clock, paused, so each pass starts when
+    the test moves the clock; the test holds each fetch of the fragment (answered as the server had it
+    then) and gives the answers newest first, the order that lost the change."""
+    held: list[tuple[Route, APIResponse]] = []
+    holding = [True]
+
+    def hold(route: Route) -> None:
+        if holding[0]:
+            held.append((route, route.fetch()))
+        else:
+            route.continue_()
+
+    page.add_init_script(COUNT_FRAGMENT_FETCHES)
+    page.clock.install(time=CLOCK_START)
+    log_in(page, "max")
+    page.clock.pause_at(CLOCK_START + timedelta(hours=1))  # the page's timers run as the test says
+    page.route("**/partials/table", hold)
+
+    def held_every_fetch() -> None:
+        """Every fetch the page has made so far is held (its route reached the test)."""
+        made = page.evaluate("window.fragmentFetches")
+        deadline = time.monotonic() + EXPECT_TIMEOUT_MS / 1000
+        while len(held) < made:
+            assert time.monotonic() < deadline, f"{len(held)} of {made} fetches reached the route"
+            page.wait_for_timeout(20)
+
+    body = page.locator("body")
+    expect(body).to_have_attribute("data-last-seq", str(device_readied(live.journal, "shuffler", "shuffler")))
+    page.clock.run_for(100)  # the first entry's pass: it fetches the fragment with the shuffler's row
+    held_every_fetch()
+    assert len(held) == 1
+    expect(body).to_have_attribute(
+        "data-last-seq", str(device_readied(live.journal, "sensors", "bet_sensors"))
+    )
+    page.clock.run_for(100)  # the second entry's pass, if one may start while the first is under way
+    held_every_fetch()
+    for route, answer in reversed(held):  # newest first: each pass runs to its end (/api/table)
+        with page.expect_response(lambda response: response.url.endswith("/api/table")):
+            route.fulfill(response=answer)
+    holding[0] = False
+    page.clock.run_for(100)  # a pass the second entry asked for after the first one's
+    expect(page.locator("#table-live tr[data-device='sensors']")).to_have_count(1)
+
+
+def test_a_press_holds_a_swap_its_own_2_s_with_no_refresh_left_over_from_an_earlier_press(
+    page: Page, live: PanelRig
+) -> None:
+    """A press that held a swap, released; a second press holds the next swap: the second hold lasts its
+    own PRESS_HOLDS_MS and the page fetches nothing more meanwhile. Before, the first hold's timer stayed
+    set after its release and, at the first press's 2 s, started a pass that the second press held again:
+    a fetch of the fragment for nothing. The page's timers run on Playwright's clock, paused: each time
+    below is the page's, as the test moves it."""
+    page.add_init_script(COUNT_FRAGMENT_FETCHES)
+    page.clock.install(time=CLOCK_START)
+    log_in(page, "max")
+    page.clock.pause_at(CLOCK_START + timedelta(hours=1))  # 0 ms from here
+    target = page.locator("#table-live #phase")  # in the fragment, and nothing happens on its click
+    box = target.bounding_box()
+    assert box is not None
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    body = page.locator("body")
+
+    def entry_passes(device: str, kind: str) -> None:
+        """An entry that changes the fragment, taken by the page, and the pass it starts, run to its end
+        (/api/table): 100 ms on the page's clock."""
+        expect(body).to_have_attribute("data-last-seq", str(device_readied(live.journal, device, kind)))
+        with page.expect_response(lambda response: response.url.endswith("/api/table")):
+            page.clock.run_for(100)
+
+    page.mouse.down()  # at 0 ms
+    entry_passes("shuffler", "shuffler")  # held at 100 ms: the hold would end at 2,000 ms
+    with page.expect_response(lambda response: response.url.endswith("/api/table")):
+        page.mouse.up()
+        page.clock.run_for(100)  # the release's pass: the held swap made
+    expect(page.locator("#table-live tr[data-device='shuffler']")).to_have_count(1)
+    page.mouse.down()  # at 200 ms: its hold ends at 2,200 ms
+    entry_passes("sensors", "bet_sensors")  # held at 300 ms
+    fetched = page.evaluate("window.fragmentFetches")
+    page.clock.run_for(1_850)  # to 2,150 ms: past the first press's 2 s, not the second's
+    assert page.evaluate("window.fragmentFetches") == fetched
+    expect(page.locator("#table-live tr[data-device='sensors']")).to_have_count(0)  # still held
+    page.clock.run_for(200)  # to 2,350 ms: the second press's hold ends, its swap is made, still down
+    expect(page.locator("#table-live tr[data-device='sensors']")).to_have_count(1)
     page.mouse.up()

@@ -123,6 +123,9 @@ def log_in(page: Page, name: str) -> None:
     page.fill("input[name=password]", PASSWORDS[name])
     page.click("button[type=submit]")
     expect(page.locator(".who .user")).to_contain_text(name)
+    # panel.js is deferred: the page shows its buttons before their handlers exist, and a click then
+    # does nothing (a dialog that never opens). The load event comes after the script has run.
+    page.wait_for_load_state("load")
 
 
 def _answer(dialog_page: Page, reason: str) -> None:

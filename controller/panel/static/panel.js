@@ -22,17 +22,30 @@
   // once the press has lasted PRESS_HOLDS_MS: a tap is shorter, and a release that never comes (a
   // context menu, a switch to another window) must not freeze the page.
   const PRESS_HOLDS_MS = 2000;
-  const shown = new WeakMap();  // partial element -> the HTML last swapped in
+  // "Changed" is judged on the HTML as the browser writes it back (innerHTML), a fetched fragment
+  // parsed in a document of its own (inert: nothing in it loads or runs) to be compared. Each
+  // fragment starts from what the page was loaded with: else the first refresh after a load swapped
+  // every fragment, changed or not, and a box ticked on the page lost its tick.
+  const inert = document.implementation.createHTMLDocument("");
+  function written(el, html) {
+    const probe = inert.createElement(el.tagName);
+    probe.innerHTML = html;
+    return probe.innerHTML.trim();
+  }
+  const shown = new WeakMap();  // partial element -> its HTML last swapped in (or loaded), as written
+  for (const el of document.querySelectorAll("[data-partial]")) shown.set(el, el.innerHTML.trim());
   let pressed = null;  // the element the primary button or a finger is down on
   let pressedAt = 0;  // performance.now() at that press
-  let swapHeld = false;
+  let holdTimer = null;  // a swap held by a press: the timer that ends the hold at PRESS_HOLDS_MS
   document.addEventListener("pointerdown", (event) => {
     if (event.isPrimary && event.button === 0) { pressed = event.target; pressedAt = performance.now(); }
   }, true);
   function released() {
     pressed = null;
     // After the click the release makes: that click runs its handler on the element it was made on.
-    if (swapHeld) { swapHeld = false; setTimeout(scheduleRefresh, 0); }
+    // The hold's timer goes with it: left to run, it ended a later press's hold early with a refresh
+    // that, the later press held still, fetched the fragment for nothing.
+    if (holdTimer !== null) { clearTimeout(holdTimer); holdTimer = null; setTimeout(scheduleRefresh, 0); }
   }
   document.addEventListener("pointerup", released, true);
   document.addEventListener("pointercancel", released, true);
@@ -41,22 +54,52 @@
     if (!pressed || !el.contains(pressed)) return false;
     const left = PRESS_HOLDS_MS - (performance.now() - pressedAt);
     if (left <= 0) return false;
-    if (!swapHeld) setTimeout(() => { if (swapHeld) { swapHeld = false; scheduleRefresh(); } }, left);
-    swapHeld = true;
+    if (holdTimer === null) holdTimer = setTimeout(() => { holdTimer = null; scheduleRefresh(); }, left);
     return true;
   }
 
+  // The alerts a supervisor ticked for a bulk acknowledge stay ticked through a swap of their fragment
+  // (another alert raised, one acknowledged elsewhere): else the ticks went with every change, and the
+  // bulk button said "Select the alerts first". "Select all" stays ticked only if every box still is.
+  function keepPicks(el, picked) {
+    if (!picked.size) return;
+    const boxes = [...el.querySelectorAll("input[data-pick]")];
+    for (const box of boxes) if (picked.has(box.dataset.pick)) box.checked = true;
+    const all = el.querySelector("input[data-pick-all]");
+    if (all) all.checked = boxes.length > 0 && boxes.every((box) => box.checked);
+  }
+
+  // One pass at a time: two passes at once could finish out of order, the older fragment swapped in
+  // last, and the page stayed a change behind until the next entry. An entry during a pass makes one
+  // more pass after it.
+  let refreshing = false;
+  let refreshAgain = false;
   async function refreshPartials() {
     refreshTimer = null;
+    if (refreshing) { refreshAgain = true; return; }
+    refreshing = true;
+    refreshAgain = false;
+    try {
+      await refreshPass();
+    } finally {
+      refreshing = false;
+      if (refreshAgain) scheduleRefresh();
+    }
+  }
+
+  async function refreshPass() {
     for (const el of document.querySelectorAll("[data-partial]")) {
       const response = await fetch(el.dataset.partial, { credentials: "same-origin", cache: "no-store" });
       if (response.redirected || response.status === 401) { location.href = "/login"; return; }
       if (!response.ok) continue;
-      const html = await response.text();
+      const text = await response.text();
+      const html = written(el, text);
       if (shown.get(el) === html) continue;
       if (holdsSwap(el)) continue;
-      el.innerHTML = html;
+      const picked = new Set([...el.querySelectorAll("input[data-pick]:checked")].map((box) => box.dataset.pick));
+      el.innerHTML = text;
       shown.set(el, html);
+      keepPicks(el, picked);
     }
     const table = await fetch("/api/table", { credentials: "same-origin", cache: "no-store" });
     if (table.ok) {

@@ -100,13 +100,20 @@ ALL_CORES = frozenset(os.sched_getaffinity(0))
 SERVICE_CORE = max(ALL_CORES)
 
 
+def _threads(pid: int) -> list[int]:
+    """The thread ids of ``pid`` (none if it is gone): a process's affinity is each thread's own."""
+    try:
+        return [int(thread) for thread in os.listdir(f"/proc/{pid}/task")]
+    except OSError:
+        return []
+
+
 def _cores_of(pid: int) -> set[int]:
     """The cores any thread of ``pid`` may run on (none if it is gone)."""
     cores: set[int] = set()
-    with contextlib.suppress(OSError):
-        for thread in os.listdir(f"/proc/{pid}/task"):
-            with contextlib.suppress(OSError):
-                cores |= os.sched_getaffinity(int(thread))
+    for thread in _threads(pid):
+        with contextlib.suppress(OSError):  # a thread that ended meanwhile
+            cores |= os.sched_getaffinity(thread)
     return cores
 
 
@@ -121,10 +128,9 @@ def _pin_others(cores: frozenset[int], service_pid: int | None) -> None:
     ``cores``, but for the service at ``service_pid`` and what runs below it. Processes started later
     (PostgreSQL's backends, forked by its postmaster) inherit it."""
     for pid in _others(service_pid):
-        with contextlib.suppress(OSError):
-            for thread in os.listdir(f"/proc/{pid}/task"):
-                with contextlib.suppress(OSError):
-                    os.sched_setaffinity(int(thread), cores)
+        for thread in _threads(pid):
+            with contextlib.suppress(OSError):  # a thread that ended meanwhile
+                os.sched_setaffinity(thread, cores)
 
 
 def _wrap_prefix(wrap: str, wrap_dir: Path, label: str) -> list[str]:
